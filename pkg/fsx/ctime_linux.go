@@ -1,0 +1,7 @@
+//go:build linux || openbsd || netbsd || solaris || aix
+
+package fsx
+
+import "syscall"
+
+func ctime(st *syscall.Stat_t) int64 { return st.Ctim.Nano() }

@@ -1,0 +1,54 @@
+//go:build unix
+
+package fsx
+
+import (
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+const oNonblock = syscall.O_NONBLOCK
+
+// IDOf returns the identity recorded in fi (from Stat/Lstat/File.Stat).
+func IDOf(fi fs.FileInfo) ID {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		id := ID{Dev: uint64(st.Dev), Ino: uint64(st.Ino)}
+		if fi.Mode().IsRegular() {
+			id.Gen = ctime(st)
+		}
+		return id
+	}
+	return ID{}
+}
+
+// IDOfFile returns the identity of an open file.
+func IDOfFile(f *os.File) (ID, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return ID{}, err
+	}
+	return IDOf(fi), nil
+}
+
+func clearNonblock(f *os.File) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	err = rc.Control(func(fd uintptr) { serr = syscall.SetNonblock(int(fd), false) })
+	if err != nil {
+		return err
+	}
+	return serr
+}
+
+// StatID returns the identity of the file path names, following symlinks.
+func StatID(path string) (ID, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return ID{}, err
+	}
+	return IDOf(fi), nil
+}
