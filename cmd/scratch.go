@@ -1,0 +1,79 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pi-cli/pi/pkg/hostcore"
+)
+
+func newScratchCmd(f *Factory) *cobra.Command {
+	c := &cobra.Command{Use: "scratch", Short: "The session's scratch dir: path, paste, sweep",
+		Long: `Every session has a scratch dir outside its workspace (<data>/scratch/<id>/)
+for throw-away files: Write/Edit there need no card and leave no review record.
+
+EXIT STATUS
+  0 ok · 1 not found · 2 invalid argument · 3 refused (deny list) · 5 store failure`}
+	c.AddCommand(&cobra.Command{
+		Use: "path", Short: "Print the session's scratch dir", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			h, err := f.Host(cmd.Context())
+			if err != nil {
+				return f.emit(nil, nil, err)
+			}
+			p, err := h.ScratchPath(cmd.Context(), f.SessionID())
+			return f.emit(map[string]any{"path": p}, func(w io.Writer) { fmt.Fprintln(w, p) }, err)
+		},
+	})
+	c.AddCommand(&cobra.Command{
+		Use: "paste FILE", Short: "Copy a file into scratch/<id>/pasted/ and print its absolute path", Args: cobra.ExactArgs(1),
+		Example: "  pi scratch paste ~/Desktop/screenshot.png",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			h, err := f.Host(cmd.Context())
+			if err != nil {
+				return f.emit(nil, nil, err)
+			}
+			p, err := h.Paste(cmd.Context(), f.SessionID(), args[0])
+			return f.emit(map[string]any{"path": p}, func(w io.Writer) { fmt.Fprintln(w, p) }, err)
+		},
+	})
+	var dry bool
+	var maxAge time.Duration
+	sweep := &cobra.Command{
+		Use: "sweep [--dry-run] [--max-age 168h]", Short: "Remove scratch and snapshot dirs of gone sessions and stale scratch dirs", Args: cobra.NoArgs,
+		Long: `Remove scratch dirs whose session no longer exists or that were untouched
+(newest mtime of the dir and its entries) for longer than --max-age, and
+review snapshot dirs of sessions that no longer exist. Run it from cron or a
+CI teardown; ordinary pi calls never delete anything.
+
+EXIT STATUS
+  0 ok · 2 invalid argument · 5 store failure`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if maxAge <= 0 {
+				return f.emit(nil, nil, hostcore.Errf(hostcore.InvalidArgument, "--max-age must be positive"))
+			}
+			h, err := f.Host(cmd.Context())
+			if err != nil {
+				return f.emit(nil, nil, err)
+			}
+			r, err := h.Sweep(cmd.Context(), maxAge, dry)
+			return f.emit(r, func(w io.Writer) {
+				verb := "removed"
+				if r.DryRun {
+					verb = "would remove"
+				}
+				for _, p := range r.Removed {
+					fmt.Fprintf(w, "%s %s\n", verb, p)
+				}
+				fmt.Fprintf(w, "%d %s, %d kept\n", len(r.Removed), verb, r.Kept)
+			}, err)
+		},
+	}
+	sweep.Flags().BoolVar(&dry, "dry-run", false, "only report")
+	sweep.Flags().DurationVar(&maxAge, "max-age", 7*24*time.Hour, "remove scratch dirs untouched for longer than this")
+	c.AddCommand(sweep)
+	return c
+}
