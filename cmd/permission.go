@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -40,7 +41,14 @@ func card(w io.Writer, r *store.Request, now time.Time) {
 	fmt.Fprintf(w, "   why        %s\n", r.Rationale)
 	fmt.Fprintf(w, "   args       %s\n", r.ArgsPreview)
 	if len(r.Target) > 0 {
-		fmt.Fprintf(w, "   path       %s\n", string(r.Target))
+		var t struct{ Input, Canonical, Class, Escape string }
+		if json.Unmarshal(r.Target, &t) == nil {
+			if t.Canonical != "" && t.Canonical != t.Input {
+				fmt.Fprintf(w, "   path       %s → %s (%s, via %s)\n", t.Input, t.Canonical, t.Class, t.Escape)
+			} else {
+				fmt.Fprintf(w, "   path       %s (%s)\n", t.Input, t.Class)
+			}
+		}
 	}
 	fmt.Fprintf(w, "   workspace  %s\n", r.Workspace)
 	dl, _ := time.Parse(time.RFC3339, r.Deadline)

@@ -93,8 +93,12 @@ func below(x, n uint64) uint64 {
 func hasControl(p []byte) bool {
 	for len(p) >= 8 {
 		x := binary.LittleEndian.Uint64(p)
-		ctl := below(x, 0x20) &^ (below(x^('\n'*lsb), 1) | below(x^('\t'*lsb), 1) | below(x^('\r'*lsb), 1))
-		if ctl|below(x^(0x7f*lsb), 1) != 0 {
+		ctl := below(x, 0x20)
+		if ctl != 0 { // most often a newline or tab: drop those
+			ctl &^= below(x^('\n'*lsb), 1) | below(x^('\t'*lsb), 1) | below(x^('\r'*lsb), 1)
+		}
+		del := ((x &^ msb) + lsb) &^ x & msb // bytes == 0x7f
+		if ctl|del != 0 {
 			return true
 		}
 		p = p[8:]
