@@ -130,7 +130,7 @@ EXIT STATUS
 	_ = root.RegisterFlagCompletionFunc("output", fixedCompletion("json", "text"))
 
 	root.AddCommand(newSessionCmd(f), newToolCmd(f), newPermissionCmd(f), newGrantCmd(f), newAuditCmd(f),
-		newConfigCmd(f), newVersionCmd(f), newAgentCmd(f), newCompletionCmd(f), newShellCmd(f), newScratchCmd(f), newReviewCmd(f))
+		newConfigCmd(f), newVersionCmd(f), newAgentCmd(f), newCompletionCmd(f), newShellCmd(f), newScratchCmd(f), newReviewCmd(f), newHostCmd(f))
 	return root
 }
 

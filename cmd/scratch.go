@@ -77,3 +77,31 @@ EXIT STATUS
 	c.AddCommand(sweep)
 	return c
 }
+
+func newHostCmd(f *Factory) *cobra.Command {
+	c := &cobra.Command{Use: "host", Short: "Host-level maintenance",
+		Long: "Host-level maintenance.\n\nEXIT STATUS\n  0 ok · 5 store failure"}
+	c.AddCommand(&cobra.Command{
+		Use: "recover", Short: "Interrupt pending/queued/running work, as a host restart would", Args: cobra.NoArgs,
+		Long: `Do what a host restart does, on demand (after a crash, or in a test): every
+pending permission request is cancelled (a live waiter gets TOOL_DENIED),
+pending/queued/running plan and goal proposals become interrupted without
+replay, audit rows left running by dead processes become interrupted, and
+registrations of dead tool processes are dropped. Nothing is executed.
+
+EXIT STATUS
+  0 ok · 5 store failure`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			h, err := f.Host(cmd.Context())
+			if err != nil {
+				return f.emit(nil, nil, err)
+			}
+			r, err := h.Recover(cmd.Context())
+			return f.emit(r, func(w io.Writer) {
+				fmt.Fprintf(w, "cancelled %d request(s), interrupted %d audit row(s) and %d proposal(s), dropped %d dead registration(s)\n",
+					len(r.CancelledRequests), r.InterruptedAudits, r.InterruptedProposals, r.DroppedRunning)
+			}, err)
+		},
+	})
+	return c
+}

@@ -125,7 +125,9 @@ func (h *Host) runGlob(ctx context.Context, env *Env, a any) (*Outcome, error) {
 	if args.Limit != nil {
 		limit = *args.Limit
 	}
-	r, err := search.Glob(ctx, search.GlobOptions{FS: root.FS(), Base: base, Pattern: args.Pattern, Limit: limit,
+	rfs := search.NewRootFS(root)
+	defer rfs.Close()
+	r, err := search.Glob(ctx, search.GlobOptions{FS: rfs, Base: base, Pattern: args.Pattern, Limit: limit,
 		ExplicitBase: args.Path != "" && base != ".", Exclude: h.excluder(rootDir)})
 	if err != nil {
 		return nil, searchErr(ctx, err)
@@ -167,7 +169,9 @@ func (h *Host) runGrep(ctx context.Context, env *Env, a any) (*Outcome, error) {
 	if mode == "" {
 		mode = "content"
 	}
-	r, err := search.Grep(ctx, search.GrepOptions{FS: root.FS(), Base: base, BaseIsFile: !rp.IsDir,
+	rfs := search.NewRootFS(root)
+	defer rfs.Close()
+	r, err := search.Grep(ctx, search.GrepOptions{FS: rfs, Base: base, BaseIsFile: !rp.IsDir,
 		Pattern: args.Pattern, CaseInsensitive: args.CaseInsensitive, Include: args.Include, OutputMode: mode,
 		HeadLimit: head, Context: ctxLines, ExplicitBase: args.Path != "" && base != ".", Budget: h.budget(),
 		Exclude: h.excluder(rootDir)})

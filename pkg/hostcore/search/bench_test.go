@@ -35,7 +35,7 @@ func goSrcFS(b *testing.B) (*os.Root, int64) {
 
 func benchGrep(b *testing.B, o GrepOptions) {
 	root, size := goSrcFS(b)
-	o.FS, o.Base, o.HeadLimit = root.FS(), ".", MaxHeadLimit
+	o.FS, o.Base, o.HeadLimit = NewRootFS(root), ".", MaxHeadLimit
 	b.SetBytes(size)
 	b.ReportAllocs()
 	var count int
@@ -69,7 +69,7 @@ func BenchmarkGlob(b *testing.B) {
 	root, _ := goSrcFS(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Glob(context.Background(), GlobOptions{FS: root.FS(), Base: ".", Pattern: "**/*.go"}); err != nil {
+		if _, err := Glob(context.Background(), GlobOptions{FS: NewRootFS(root), Base: ".", Pattern: "**/*.go"}); err != nil {
 			b.Fatal(err)
 		}
 	}
