@@ -78,7 +78,7 @@ func lineEnd(s string, start int) (end, next int) {
 // "" for a line inside a key body.
 func processLine(content, term string, inKey *bool) string {
 	if *inKey {
-		loc := keyFooter.FindStringIndex(content)
+		loc := rx().keyFooter.FindStringIndex(content)
 		if loc == nil {
 			return ""
 		}
@@ -91,12 +91,12 @@ func processLine(content, term string, inKey *bool) string {
 	// Replace the bodies of blocks that end on this line; a block that does
 	// not end here hides everything up to its END line.
 	for pos := 0; ; {
-		h := keyHeader.FindStringIndex(content[pos:])
+		h := rx().keyHeader.FindStringIndex(content[pos:])
 		if h == nil {
 			break
 		}
 		hEnd := pos + h[1]
-		f := keyFooter.FindStringIndex(content[hEnd:])
+		f := rx().keyFooter.FindStringIndex(content[hEnd:])
 		if f == nil {
 			*inKey = true
 			return redactLine(content[:hEnd]) + term + Mask + term

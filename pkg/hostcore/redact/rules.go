@@ -3,6 +3,7 @@ package redact
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // keywords make a setting's name secret (case-insensitive).
@@ -12,64 +13,87 @@ const keywords = `secret|passw(?:or)?d|token|api[_-]?key|private[_-]?key|access[
 // second pass sees a redacted value whole.
 const quoted = `\[REDACTED\]|"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'`
 
-var (
-	keyHeader = regexp.MustCompile(`-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----`)
-	keyFooter = regexp.MustCompile(`-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----`)
+// rules are compiled on first use, not at start-up: most pi calls redact
+// only short previews that the trigger scan passes without a regexp, and a
+// single-shot process should not pay for compiling them.
+type rules struct {
+	keyHeader *regexp.Regexp
+	keyFooter *regexp.Regexp
+	reURL     *regexp.Regexp
+	reAuth    *regexp.Regexp
+	reAWS4    *regexp.Regexp
+	reToken   *regexp.Regexp
+	reJWT     *regexp.Regexp
+	reFlag    *regexp.Regexp
+	reAssign  *regexp.Regexp
+	reKeyword *regexp.Regexp
+	reIdent   *regexp.Regexp
+	reConst   *regexp.Regexp
+	reEnvName *regexp.Regexp
+	reNumber  *regexp.Regexp
+	reExpr    *regexp.Regexp
+}
 
-	// scheme://user:secret@host keeps scheme, user and host.
-	reURL = regexp.MustCompile(`\b([A-Za-z][A-Za-z0-9+.\-]{0,30}://)([^\s:/?#@"'<>\[\]]*):([^\s/?#@"'<>]+)@`)
+var rx = sync.OnceValue(func() *rules {
+	return &rules{
+		keyHeader: regexp.MustCompile(`-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----`),
+		keyFooter: regexp.MustCompile(`-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----`),
 
-	// Authorization: <scheme> <credentials>, also in JSON and curl -H forms.
-	reAuth = regexp.MustCompile(`(?i)\b((?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?)` +
-		`(?:(bearer|basic|token|digest|negotiate|ntlm|bot|apikey|key|sso-key|aws4-hmac-sha256)([ \t]+))?` +
-		`(\[REDACTED\]|[^\s"',;]+)`)
-	// An AWS SigV4 header carries several parts; hide all of them.
-	reAWS4 = regexp.MustCompile(`(?i)(aws4-hmac-sha256[ \t]+)([^"'\r\n]*[^"'\s])`)
+		// scheme://user:secret@host keeps scheme, user and host.
+		reURL: regexp.MustCompile(`\b([A-Za-z][A-Za-z0-9+.\-]{0,30}://)([^\s:/?#@"'<>\[\]]*):([^\s/?#@"'<>]+)@`),
 
-	// Provider-prefixed tokens; lengths follow the providers' formats, with
-	// a minimum long enough that prose and identifiers do not match.
-	reToken = regexp.MustCompile(`\b(?:` +
-		`gh[pousr]_[A-Za-z0-9]{36,255}\b` +
-		`|github_pat_[A-Za-z0-9_]{22,255}\b` +
-		`|gl(?:pat|ptt|dt|rt)-[A-Za-z0-9_\-]{20,}` +
-		`|xox[abposr]-[A-Za-z0-9\-]{10,}` +
-		`|xapp-[0-9]-[A-Za-z0-9\-]{10,}` +
-		`|[sr]k_(?:live|test)_[A-Za-z0-9]{10,}` +
-		`|whsec_[A-Za-z0-9+/=]{20,}` +
-		`|sk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}` +
-		`|(?:AKIA|ASIA)[A-Z0-9]{16}\b` +
-		`|AIza[0-9A-Za-z_\-]{35}` +
-		`|npm_[A-Za-z0-9]{36}\b` +
-		`|pypi-[A-Za-z0-9_\-]{50,}` +
-		`|hf_[A-Za-z0-9]{30,}\b` +
-		`|hv[sb]\.[A-Za-z0-9_\-]{20,}` +
-		`|SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}` +
-		`|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b` +
-		`|dop_v1_[a-f0-9]{64}\b` +
-		`|ya29\.[0-9A-Za-z_\-]{20,}` +
-		`)`)
+		// Authorization: <scheme> <credentials>, also in JSON and curl -H forms.
+		reAuth: regexp.MustCompile(`(?i)\b((?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?)` +
+			`(?:(bearer|basic|token|digest|negotiate|ntlm|bot|apikey|key|sso-key|aws4-hmac-sha256)([ \t]+))?` +
+			`(\[REDACTED\]|[^\s"',;]+)`),
+		// An AWS SigV4 header carries several parts; hide all of them.
+		reAWS4: regexp.MustCompile(`(?i)(aws4-hmac-sha256[ \t]+)([^"'\r\n]*[^"'\s])`),
 
-	// JWT: three base64url segments, the header starting {" (eyJ).
-	reJWT = regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}`)
+		// Provider-prefixed tokens; lengths follow the providers' formats, with
+		// a minimum long enough that prose and identifiers do not match.
+		reToken: regexp.MustCompile(`\b(?:` +
+			`gh[pousr]_[A-Za-z0-9]{36,255}\b` +
+			`|github_pat_[A-Za-z0-9_]{22,255}\b` +
+			`|gl(?:pat|ptt|dt|rt)-[A-Za-z0-9_\-]{20,}` +
+			`|xox[abposr]-[A-Za-z0-9\-]{10,}` +
+			`|xapp-[0-9]-[A-Za-z0-9\-]{10,}` +
+			`|[sr]k_(?:live|test)_[A-Za-z0-9]{10,}` +
+			`|whsec_[A-Za-z0-9+/=]{20,}` +
+			`|sk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}` +
+			`|(?:AKIA|ASIA)[A-Z0-9]{16}\b` +
+			`|AIza[0-9A-Za-z_\-]{35}` +
+			`|npm_[A-Za-z0-9]{36}\b` +
+			`|pypi-[A-Za-z0-9_\-]{50,}` +
+			`|hf_[A-Za-z0-9]{30,}\b` +
+			`|hv[sb]\.[A-Za-z0-9_\-]{20,}` +
+			`|SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}` +
+			`|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b` +
+			`|dop_v1_[a-f0-9]{64}\b` +
+			`|ya29\.[0-9A-Za-z_\-]{20,}` +
+			`)`),
 
-	// --name value (the --name=value form is an assignment below).
-	reFlag = regexp.MustCompile(`(?i)(^|\s)(--?[A-Za-z0-9_\-]*?(?:` + keywords + `)[A-Za-z0-9_\-]*)([ \t]+)` +
-		`(` + quoted + `|[^\s"'\-][^\s"']*)`)
+		// JWT: three base64url segments, the header starting {" (eyJ).
+		reJWT: regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}`),
 
-	// NAME=value, NAME: value, "name": "value", name := "value", name => 'v'.
-	reAssign = regexp.MustCompile(`(?i)(^|[^A-Za-z0-9_.\-])(["']?)` +
-		`([A-Za-z0-9_.\-]*?(?:` + keywords + `)[A-Za-z0-9_.\-]*)` +
-		`(["']?[ \t]*(?::=|=>|=|:)[ \t]*)` +
-		`(` + quoted + `|[^\s"'&;,<>)}\]]+)`)
+		// --name value (the --name=value form is an assignment below).
+		reFlag: regexp.MustCompile(`(?i)(^|\s)(--?[A-Za-z0-9_\-]*?(?:` + keywords + `)[A-Za-z0-9_\-]*)([ \t]+)` +
+			`(` + quoted + `|[^\s"'\-][^\s"']*)`),
 
-	reKeyword = regexp.MustCompile(`(?i)` + keywords)
-	reIdent   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	reConst   = regexp.MustCompile(`^[A-Z][A-Z0-9]*_[A-Z0-9_]*$`)
-	reEnvName = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
-	reNumber  = regexp.MustCompile(`^[-+]?(?:0[xX][0-9a-fA-F_]+|[0-9][0-9_]*)$`)
-	// A member access, index or call: code, not a literal secret.
-	reExpr = regexp.MustCompile(`^[A-Za-z_$][\w$]*(?:(?:\.[A-Za-z_$][\w$]*)+|\[)`)
-)
+		// NAME=value, NAME: value, "name": "value", name := "value", name => 'v'.
+		reAssign: regexp.MustCompile(`(?i)(^|[^A-Za-z0-9_.\-])(["']?)` +
+			`([A-Za-z0-9_.\-]*?(?:` + keywords + `)[A-Za-z0-9_.\-]*)` +
+			`(["']?[ \t]*(?::=|=>|=|:)[ \t]*)` +
+			`(` + quoted + `|[^\s"'&;,<>)}\]]+)`),
+
+		reKeyword: regexp.MustCompile(`(?i)` + keywords),
+		reIdent:   regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`),
+		reConst:   regexp.MustCompile(`^[A-Z][A-Z0-9]*_[A-Z0-9_]*$`),
+		reEnvName: regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`),
+		reNumber:  regexp.MustCompile(`^[-+]?(?:0[xX][0-9a-fA-F_]+|[0-9][0-9_]*)$`),
+		// A member access, index or call: code, not a literal secret.
+		reExpr: regexp.MustCompile(`^[A-Za-z_$][\w$]*(?:(?:\.[A-Za-z_$][\w$]*)+|\[)`),
+	}
+})
 
 // redactLine applies the rules until nothing changes. A pass can expose a
 // new match (Mask's brackets make a word boundary where a token used to
@@ -94,33 +118,33 @@ func redactOnce(s string) string {
 	// lines of code mention a token or a key without setting one.
 	set := needleSet(s)
 	if set&kindMask[kindURL] != 0 && urlUserinfo(s) {
-		s = replace(reURL, s, func(s string, m []int) string {
+		s = replace(rx().reURL, s, func(s string, m []int) string {
 			return s[m[2]:m[3]] + s[m[4]:m[5]] + ":" + Mask + "@"
 		})
 	}
 	if set&kindMask[kindAuth] != 0 {
-		s = replace(reAuth, s, func(s string, m []int) string {
+		s = replace(rx().reAuth, s, func(s string, m []int) string {
 			if v := s[m[8]:m[9]]; v != Mask && (strings.ContainsAny(v[:1], "[{(") || isNumber(v) || isLiteral(v)) {
 				return s[m[0]:m[1]] // a map entry or a table index, not a header
 			}
 			return s[m[0]:m[8]] + Mask // keeps name, separator and scheme
 		})
-		s = replace(reAWS4, s, func(s string, m []int) string {
+		s = replace(rx().reAWS4, s, func(s string, m []int) string {
 			return s[m[2]:m[3]] + Mask
 		})
 	}
 	if set&kindMask[kindToken] != 0 {
-		s = reToken.ReplaceAllLiteralString(s, Mask)
+		s = rx().reToken.ReplaceAllLiteralString(s, Mask)
 	}
 	if set&kindMask[kindJWT] != 0 {
-		s = reJWT.ReplaceAllLiteralString(s, Mask)
+		s = rx().reJWT.ReplaceAllLiteralString(s, Mask)
 	}
 	if set&kindMask[kindKeyword] == 0 {
 		return s
 	}
 	assign, flag := settingShapes(s)
 	if flag {
-		s = replace(reFlag, s, func(s string, m []int) string {
+		s = replace(rx().reFlag, s, func(s string, m []int) string {
 			name, value := s[m[4]:m[5]], s[m[8]:m[9]]
 			if ok, _ := secretName(name); !ok || strings.HasPrefix(value, "$") {
 				return s[m[0]:m[1]]
@@ -129,7 +153,7 @@ func redactOnce(s string) string {
 		})
 	}
 	if assign {
-		s = replace(reAssign, s, func(s string, m []int) string {
+		s = replace(rx().reAssign, s, func(s string, m []int) string {
 			name, sep, value := s[m[6]:m[7]], s[m[8]:m[9]], s[m[10]:m[11]]
 			ok, tokenOnly := secretName(name)
 			// In a URL query (?name=v&…) the value is data, never code.
@@ -143,7 +167,7 @@ func redactOnce(s string) string {
 	return s
 }
 
-// settingShapes is a cheap gate for reAssign and reFlag: does a keyword sit
+// settingShapes is a cheap gate for rx().reAssign and reFlag: does a keyword sit
 // in a name followed by ':' or '=' (assign), or in a name starting with '-'
 // followed by a blank (flag)? It accepts at least what the regexps match.
 func settingShapes(s string) (assign, flag bool) {
@@ -239,7 +263,7 @@ func maskValue(v string) string {
 // not secret names; tokenId, API_TOKEN and db.password are.
 func secretName(name string) (ok, tokenOnly bool) {
 	tokenOnly = true
-	for _, loc := range reKeyword.FindAllStringIndex(name, -1) {
+	for _, loc := range rx().reKeyword.FindAllStringIndex(name, -1) {
 		if loc[1] < len(name) {
 			last, next := name[loc[1]-1], name[loc[1]]
 			if isLower(last) && isLower(next) || isUpper(last) && isUpper(next) || next == '.' {
@@ -282,7 +306,7 @@ func keepValue(name, sep, v, after string, tokenOnly bool) bool {
 		return inner == "" || strings.HasPrefix(inner, "$") || strings.HasPrefix(inner, "{{") ||
 			strings.EqualFold(inner, name)
 	}
-	if sep == "=" && reEnvName.MatchString(name) {
+	if sep == "=" && rx().reEnvName.MatchString(name) {
 		// An environment variable holds data, whatever it looks like
 		// (VAULT_TOKEN=s.AbC… is not a member access); only a reference
 		// to another variable stays.
@@ -294,21 +318,21 @@ func keepValue(name, sep, v, after string, tokenOnly bool) bool {
 		strings.ContainsAny(v[:1], "$%<=*{[("), strings.HasPrefix(v, "//"), strings.HasPrefix(v, "/*"),
 		v[0] == '#' && spaced,
 		strings.ContainsAny(v, "({["), // a call or a composite literal
-		reExpr.MatchString(v),
+		rx().reExpr.MatchString(v),
 		isNumber(v) && (tokenOnly || spaced):
 		return true
 	}
 	if isLiteral(v) {
 		return true
 	}
-	if !reIdent.MatchString(v) {
+	if !rx().reIdent.MatchString(v) {
 		return false
 	}
 	if len(v) == 1 && spaced { // d.nextToken = t: a one-letter variable
 		return true
 	}
 	rest := strings.TrimLeft(after, " \t")
-	return reKeyword.MatchString(v) || reConst.MatchString(v) ||
+	return rx().reKeyword.MatchString(v) || rx().reConst.MatchString(v) ||
 		rest != "" && (strings.ContainsAny(rest[:1], ",)}") || spaced && strings.ContainsAny(rest[:1], "|+*/^"))
 }
 
@@ -347,4 +371,4 @@ func isLiteral(v string) bool {
 	return false
 }
 
-func isNumber(s string) bool { return reNumber.MatchString(s) }
+func isNumber(s string) bool { return rx().reNumber.MatchString(s) }

@@ -9,11 +9,11 @@ import "math/bits"
 
 // needle kinds say which rules a needle can trigger.
 const (
-	kindKeyword = iota // secret-named settings: reFlag, reAssign
-	kindAuth           // reAuth, reAWS4
-	kindURL            // reURL
-	kindToken          // reToken
-	kindJWT            // reJWT
+	kindKeyword = iota // secret-named settings: rx().reFlag, rx().reAssign
+	kindAuth           // rx().reAuth, rx().reAWS4
+	kindURL            // rx().reURL
+	kindToken          // rx().reToken
+	kindJWT            // rx().reJWT
 	kindKey            // private-key blocks
 )
 
