@@ -213,13 +213,17 @@ func (h *Host) Execute(ctx context.Context, call *Call) *Result {
 		}
 	}
 
-	// 6. Policy (R-PERM-6), with the session's grants.
-	if granted, gerr := h.DB.HasGrant(ctx, s.ID, def.Name); gerr != nil {
-		return finish(nil, storeErr(gerr, "read grants"))
-	} else {
-		pin.Granted = granted
-	}
+	// 6. Policy (R-PERM-6). Grants only matter where a card would be shown,
+	// so the store is asked only then (the fast path stays one write).
 	d := Evaluate(pin)
+	if d.Action == Ask {
+		granted, gerr := h.DB.HasGrant(ctx, s.ID, def.Name)
+		if gerr != nil {
+			return finish(nil, storeErr(gerr, "read grants"))
+		}
+		pin.Granted = granted
+		d = Evaluate(pin)
+	}
 	row.Decision = d.AuditDecision
 	switch d.Action {
 	case Deny:
