@@ -16,9 +16,11 @@ import (
 
 // ID identifies a file across processes (device + inode on Unix, volume +
 // file index on Windows). The zero ID means "unknown".
-// For regular files Gen is the inode change time: a file replaced by another
-// that happens to reuse the freed inode number still gets a new identity.
-// Directories keep Gen 0, so adding entries to one does not change it.
+// Gen tells apart two files that reuse the same freed inode number (ext4 and
+// tmpfs hand it back at once): for regular files the inode change time, for
+// directories the birth time where the platform records one (statx btime,
+// st_birthtime), so adding entries to a directory does not change it but
+// replacing the directory does.
 type ID struct {
 	Dev uint64 `json:"dev"`
 	Ino uint64 `json:"ino"`

@@ -14,8 +14,11 @@ const oNonblock = syscall.O_NONBLOCK
 func IDOf(fi fs.FileInfo) ID {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		id := ID{Dev: uint64(st.Dev), Ino: uint64(st.Ino)}
-		if fi.Mode().IsRegular() {
+		switch {
+		case fi.Mode().IsRegular():
 			id.Gen = ctime(st)
+		case fi.IsDir():
+			id.Gen = statBirth(st)
 		}
 		return id
 	}
@@ -28,7 +31,14 @@ func IDOfFile(f *os.File) (ID, error) {
 	if err != nil {
 		return ID{}, err
 	}
-	return IDOf(fi), nil
+	id := IDOf(fi)
+	if fi.IsDir() && id.Gen == 0 {
+		rc, err := f.SyscallConn()
+		if err == nil {
+			_ = rc.Control(func(fd uintptr) { id.Gen = birthFd(int(fd)) })
+		}
+	}
+	return id, nil
 }
 
 func clearNonblock(f *os.File) error {
@@ -50,5 +60,9 @@ func StatID(path string) (ID, error) {
 	if err != nil {
 		return ID{}, err
 	}
-	return IDOf(fi), nil
+	id := IDOf(fi)
+	if fi.IsDir() && id.Gen == 0 {
+		id.Gen = birthPath(path)
+	}
+	return id, nil
 }

@@ -23,6 +23,8 @@ func IDOfFile(f *os.File) (ID, error) {
 	id := ID{Dev: uint64(info.VolumeSerialNumber), Ino: uint64(info.FileIndexHigh)<<32 | uint64(info.FileIndexLow)}
 	if info.FileAttributes&syscall.FILE_ATTRIBUTE_DIRECTORY == 0 {
 		id.Gen = info.LastWriteTime.Nanoseconds()
+	} else {
+		id.Gen = info.CreationTime.Nanoseconds()
 	}
 	return id, nil
 }

@@ -96,7 +96,7 @@ func (h *Host) roots(s *store.Session) *Roots {
 	}
 	return &Roots{
 		Workspace:   s.WorkspaceRoot,
-		WorkspaceID: idFrom(s.RootDev, s.RootIno),
+		WorkspaceID: idFrom(s.RootDev, s.RootIno, s.RootGen),
 		Scratch:     h.ScratchDir(s.ID),
 		Protected:   prot,
 		Sensitive:   h.sensitive,

@@ -287,6 +287,9 @@ func (rt *Roots) Reopen(r *Resolved, create bool) (*os.Root, string, error) {
 		}
 		if !rt.WorkspaceID.IsZero() {
 			id, err := rootID(root)
+			if rt.WorkspaceID.Gen == 0 { // recorded before generations were kept
+				id.Gen = 0
+			}
 			if err != nil || id != rt.WorkspaceID {
 				root.Close()
 				return nil, "", Errf(ToolDenied, "the workspace root %s is no longer the directory bound to this session", rt.Workspace)

@@ -27,7 +27,7 @@ type SessionView struct {
 	ContextReset            *bool    `json:"contextReset,omitempty"`
 }
 
-func idFrom(dev, ino uint64) fsx.ID { return fsx.ID{Dev: dev, Ino: ino} }
+func idFrom(dev, ino uint64, gen int64) fsx.ID { return fsx.ID{Dev: dev, Ino: ino, Gen: gen} }
 
 // EffectivePermissionMode applies R-PERM-4: the session's mode unless
 // inherit → the global default → ask.
@@ -94,7 +94,7 @@ func (h *Host) CreateSession(ctx context.Context, o CreateOptions) (*SessionView
 		if err != nil {
 			return nil, err
 		}
-		s.WorkspaceRoot, s.RootDev, s.RootIno = root, id.Dev, id.Ino
+		s.WorkspaceRoot, s.RootDev, s.RootIno, s.RootGen = root, id.Dev, id.Ino, id.Gen
 	}
 	h.pinShell(ctx, s)
 	if err := h.DB.CreateSession(ctx, s); err != nil {

@@ -14,6 +14,7 @@ type Session struct {
 	WorkspaceRoot  string
 	RootDev        uint64
 	RootIno        uint64
+	RootGen        int64
 	Temporary      bool
 	Mode           string
 	PermissionMode string
@@ -27,14 +28,14 @@ type Session struct {
 	CreatedAt      int64
 }
 
-const sessionCols = `id, workspace_root, root_dev, root_ino, temporary, mode, permission_mode, turn,
+const sessionCols = `id, workspace_root, root_dev, root_ino, root_gen, temporary, mode, permission_mode, turn,
  shell_id, shell_dialect, shell_path, active_tools, context_reset, abort_epoch, created_at`
 
 func scanSession(row interface{ Scan(...any) error }) (*Session, error) {
 	var s Session
 	var tools string
 	var tmp, reset int
-	err := row.Scan(&s.ID, &s.WorkspaceRoot, &s.RootDev, &s.RootIno, &tmp, &s.Mode, &s.PermissionMode,
+	err := row.Scan(&s.ID, &s.WorkspaceRoot, &s.RootDev, &s.RootIno, &s.RootGen, &tmp, &s.Mode, &s.PermissionMode,
 		&s.Turn, &s.ShellID, &s.ShellDialect, &s.ShellPath, &tools, &reset, &s.AbortEpoch, &s.CreatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
@@ -57,8 +58,8 @@ func (db *DB) CreateSession(ctx context.Context, s *Session) error {
 	}
 	tools, _ := json.Marshal(s.ActiveTools)
 	return db.tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-			s.ID, s.WorkspaceRoot, s.RootDev, s.RootIno, b2i(s.Temporary), s.Mode, s.PermissionMode, s.Turn,
+		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+			s.ID, s.WorkspaceRoot, s.RootDev, s.RootIno, s.RootGen, b2i(s.Temporary), s.Mode, s.PermissionMode, s.Turn,
 			s.ShellID, s.ShellDialect, s.ShellPath, string(tools), b2i(s.ContextReset), s.AbortEpoch, s.CreatedAt)
 		return err
 	})

@@ -1,4 +1,4 @@
-//go:build darwin || freebsd || dragonfly || ios
+//go:build darwin || freebsd || dragonfly || ios || netbsd
 
 package fsx
 

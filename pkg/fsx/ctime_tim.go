@@ -1,4 +1,4 @@
-//go:build linux || openbsd || netbsd || solaris || aix
+//go:build linux || openbsd || solaris || aix
 
 package fsx
 
