@@ -120,6 +120,7 @@ func newAgentCmd(f *Factory) *cobra.Command {
 		Long: "Delegate definitions are Markdown files with front matter (name, description, tools) in <workspace>/.pi/agents/ and $XDG_CONFIG_HOME/pi/agents/; the workspace wins on a name clash.\n\nEXIT STATUS\n  0 ok · 1 session not found · 5 store failure"}
 	c.AddCommand(&cobra.Command{
 		Use: "list", Short: "Delegate definitions found for the session", Args: cobra.NoArgs,
+		Long: "List the delegate definitions a session sees (workspace .pi/agents wins over the user's), with the tools each may call; dropped tool names are warned about on stderr.\n\nEXIT STATUS\n  0 ok · 1 session not found · 2 no session given · 5 store failure",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			h, err := f.Host(cmd.Context())
 			if err != nil {
@@ -133,6 +134,9 @@ func newAgentCmd(f *Factory) *cobra.Command {
 			return f.emit(map[string]any{"agents": ds}, func(w io.Writer) {
 				for _, d := range ds {
 					fmt.Fprintf(w, "%-16s %v  %s\n", d.Name, d.Tools, d.Description)
+					for _, warn := range d.Warnings {
+						fmt.Fprintf(f.IO.ErrOut, "pi: warning: %s (%s): %s\n", d.Name, d.Source, warn)
+					}
 				}
 			}, err)
 		},

@@ -79,6 +79,7 @@ func newShellCmd(f *Factory) *cobra.Command {
 		Long: "The shell catalog: stable ids bash, git-bash, windows-powershell and cmd where the platform has them.\n\nEXIT STATUS\n  0 ok · 5 store failure"}
 	c.AddCommand(&cobra.Command{
 		Use: "list", Short: "Show the catalog with availability and the effective default", Args: cobra.NoArgs,
+		Long: "Show every shell id of this platform with its availability, executable and dialect, the effective default (defaultCommandShell, else the first available) and, with a session, the turn's pinned shell.\n\nEXIT STATUS\n  0 ok · 5 store failure",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			h, err := f.Host(cmd.Context())
 			if err != nil {

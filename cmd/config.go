@@ -27,6 +27,7 @@ EXIT STATUS
 	}
 	c.AddCommand(&cobra.Command{
 		Use: "get KEY", Short: "Print one setting with its source", Args: cobra.ExactArgs(1),
+		Long:              "Print one setting's effective value and where it comes from (env, file or default).\n\nEXIT STATUS\n  0 ok · 2 unknown key or invalid settings",
 		Example:           "  pi config get permissionTimeout",
 		ValidArgsFunction: fixedCompletion(settingKeys()...),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -44,6 +45,7 @@ EXIT STATUS
 	})
 	c.AddCommand(&cobra.Command{
 		Use: "list", Short: "Print every setting with its source", Args: cobra.NoArgs,
+		Long: "Print every setting's effective value, its source and its environment variable.\n\nEXIT STATUS\n  0 ok · 2 invalid settings",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := f.settings()
 			if err != nil {
@@ -62,6 +64,7 @@ EXIT STATUS
 	})
 	c.AddCommand(&cobra.Command{
 		Use: "set KEY VALUE", Short: "Write a setting to the settings file", Args: cobra.ExactArgs(2),
+		Long:              "Validate VALUE and write it to the settings file (created if needed). defaultCommandShell must name a shell available here (COMMAND_SHELL_INVALID otherwise).\n\nEXIT STATUS\n  0 ok · 1 the file could not be written · 2 unknown key, invalid value or unavailable shell",
 		Example:           "  pi config set defaultPermissionMode accept-edits\n  pi config set permissionTimeout 90s",
 		ValidArgsFunction: fixedCompletion(settingKeys()...),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -102,6 +105,7 @@ EXIT STATUS
 func newVersionCmd(f *Factory) *cobra.Command {
 	return &cobra.Command{
 		Use: "version", Short: "Print pi's version", Args: cobra.NoArgs,
+		Long: "Print pi's version and the store schema it writes.\n\nEXIT STATUS\n  0 ok",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v := map[string]any{"version": Version, "schema": storeSchemaVersion()}
 			return f.emit(v, func(w io.Writer) { fmt.Fprintf(w, "pi %s (store schema %d)\n", Version, storeSchemaVersion()) }, nil)
@@ -112,7 +116,9 @@ func newVersionCmd(f *Factory) *cobra.Command {
 func newCompletionCmd(f *Factory) *cobra.Command {
 	return &cobra.Command{
 		Use: "completion bash|zsh|fish|powershell", Short: "Print a shell completion script",
-		Args: cobra.ExactArgs(1), ValidArgs: []string{"bash", "zsh", "fish", "powershell"},
+		Long:    "Print a completion script for the shell (the same files are committed in completions/).\n\nEXIT STATUS\n  0 ok · 2 unknown shell",
+		Example: "  source <(pi completion bash)",
+		Args:    cobra.ExactArgs(1), ValidArgs: []string{"bash", "zsh", "fish", "powershell"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.printed = true
 			root := cmd.Root()

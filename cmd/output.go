@@ -61,7 +61,9 @@ func writeJSON(w io.Writer, v any) {
 // text renders the content for people; nil falls back to indented JSON.
 func (f *Factory) emit(content any, text func(io.Writer), err error) error {
 	if err != nil {
-		f.failWith(err, content)
+		// A failed command's partial content is not an answer; only the
+		// error's own details travel with the envelope.
+		f.failWith(err, nil)
 		return nil
 	}
 	f.printed = true

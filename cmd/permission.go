@@ -170,6 +170,7 @@ func newGrantCmd(f *Factory) *cobra.Command {
 	}
 	c.AddCommand(&cobra.Command{
 		Use: "list", Short: "List grants (of --session, or every session)", Args: cobra.NoArgs,
+		Long: "List allow-session grants of --session / PI_SESSION, or of every session when none is set.\n\nEXIT STATUS\n  0 ok · 1 session not found · 5 store failure",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			h, err := f.Host(cmd.Context())
 			if err != nil {
@@ -188,6 +189,8 @@ func newGrantCmd(f *Factory) *cobra.Command {
 	})
 	c.AddCommand(&cobra.Command{
 		Use: "clear [TOOL]", Short: "Revoke the session's grants (all, or one tool)", Args: cobra.MaximumNArgs(1),
+		Long:    "Revoke the session's allow-session grants: every tool, or only TOOL. Later calls ask again.\n\nEXIT STATUS\n  0 ok · 1 session not found · 2 no session given · 5 store failure",
+		Example: "  pi grant clear Bash",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			h, err := f.Host(cmd.Context())
 			if err != nil {

@@ -106,7 +106,7 @@ EXIT STATUS
   0 ok · 1 the tool ran and failed · 2 usage or invalid argument ·
   3 refused (denied, timed out, outside the workspace) · 4 conflict or stale
   state · 5 store or host failure · 130 interrupted`,
-		Example: `  pi session create --workspace . 
+		Example: `  pi session create --workspace .
   export PI_SESSION=ses_…
   pi tool read README.md
   pi tool search Grep && pi tool grep 'func main' --include '*.go'`,
@@ -131,7 +131,27 @@ EXIT STATUS
 
 	root.AddCommand(newSessionCmd(f), newToolCmd(f), newPermissionCmd(f), newGrantCmd(f), newAuditCmd(f),
 		newConfigCmd(f), newVersionCmd(f), newAgentCmd(f), newCompletionCmd(f), newShellCmd(f), newScratchCmd(f), newReviewCmd(f), newHostCmd(f))
+	root.SetVersionTemplate("pi {{.Version}} (store schema " + fmt.Sprint(storeSchemaVersion()) + ")\n")
+	strictGroups(root)
 	return root
+}
+
+// strictGroups makes every command group refuse an unknown subcommand with
+// a usage error (exit 2) instead of printing its help and exiting 0, so a
+// typo in a script fails loudly.
+func strictGroups(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		strictGroups(sub)
+	}
+	if c.HasParent() && c.HasSubCommands() && c.RunE == nil && c.Run == nil {
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())
+			}
+			return cmd.Help()
+		}
+	}
 }
 
 func fixedCompletion(vals ...string) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {

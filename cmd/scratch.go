@@ -19,6 +19,7 @@ EXIT STATUS
   0 ok · 1 not found · 2 invalid argument · 3 refused (deny list) · 5 store failure`}
 	c.AddCommand(&cobra.Command{
 		Use: "path", Short: "Print the session's scratch dir", Args: cobra.NoArgs,
+		Long: "Print the absolute path of the session's scratch dir (created on first use). Bash exports it as PI_SCRATCH_DIR.\n\nEXIT STATUS\n  0 ok · 1 session not found · 2 no session given · 5 store failure",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			h, err := f.Host(cmd.Context())
 			if err != nil {
@@ -30,6 +31,7 @@ EXIT STATUS
 	})
 	c.AddCommand(&cobra.Command{
 		Use: "paste FILE", Short: "Copy a file into scratch/<id>/pasted/ and print its absolute path", Args: cobra.ExactArgs(1),
+		Long:    "Copy FILE into the session's scratch/pasted/ (a new name if one exists) and print its absolute path, for an @ reference. pi's own dirs and deny-listed paths are refused.\n\nEXIT STATUS\n  0 ok · 1 not found · 2 not a regular file · 3 refused (deny list) · 5 store failure",
 		Example: "  pi scratch paste ~/Desktop/screenshot.png",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			h, err := f.Host(cmd.Context())

@@ -115,6 +115,7 @@ func parseDelegate(b []byte) (Delegate, bool) {
 	case len(names) == 1 && names[0] == "*":
 		d.Tools = slices.Clone(delegateTools)
 	default:
+		d.Tools = []string{} // listed tools that are all unknown leave none, not the default
 		for _, n := range names {
 			i := slices.IndexFunc(delegateTools, func(t string) bool { return strings.EqualFold(t, n) })
 			if i < 0 {

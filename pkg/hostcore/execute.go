@@ -179,11 +179,11 @@ func (h *Host) Execute(ctx context.Context, call *Call) *Result {
 	if d := Evaluate(pin); d.Action == Deny {
 		return finish(nil, Errf(d.Code, "%s", d.Reason))
 	}
-	if err := h.checkActive(s, def); err != nil {
-		return finish(nil, err)
-	}
 	if def.NeedsRoot && s.WorkspaceRoot == "" {
 		return finish(nil, Errf(WorkspaceRequired, "%s needs a session with a workspace; this session is temporary", def.Name))
+	}
+	if err := h.checkActive(s, def); err != nil {
+		return finish(nil, err)
 	}
 
 	// 5. Paths (R-PATH-3..6, R-PATH-10).

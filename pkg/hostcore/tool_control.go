@@ -31,6 +31,9 @@ var alwaysActiveAgent = []string{"Read", "Bash", "Edit", "Write"}
 // Agent mode need a ToolSearch activation in this turn; Plan and Goal keep
 // their read/inspect core always active.
 func (h *Host) isActive(s *store.Session, t *ToolDef) bool {
+	if t.NeedsRoot && s.WorkspaceRoot == "" {
+		return false // a temporary session has no high-risk tools (R-PATH-9)
+	}
 	if !t.OnDemand || s.Mode != ModeAgent {
 		return true
 	}

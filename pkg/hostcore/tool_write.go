@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
@@ -296,7 +297,7 @@ func (h *Host) runEdit(ctx context.Context, env *Env, a any) (*Outcome, error) {
 		return nil, openErr(args.Path, err)
 	}
 	c := &EditContent{Path: rp.Display(), Root: rp.Class, Replacements: n, FirstChangedLine: first,
-		Diff: review.Unified(rp.Display(), pre.data, after, false)}
+		Diff: review.Unified(strings.TrimPrefix(filepath.ToSlash(rp.Display()), "/"), pre.data, after, false)}
 	out := &Outcome{Root: rp.Class, Content: c}
 	if rp.Class == ClassWorkspace {
 		if pre.big {
