@@ -15,11 +15,11 @@ export PI_DATA_DIR=$work/data XDG_CONFIG_HOME=$work/config PI_OUTPUT=json
 mkdir -p "$work/ws" "$work/out"; echo outside > "$work/out/o.txt"
 sid() { "$PI" session create --workspace "$work/ws" | sed -E 's/.*"id":"([^"]+)".*/\1/'; }
 export PI_SESSION=$(sid)
-pending() { "$PI" permission list "$@" | grep -o 'req_[a-z0-9]*' | head -1; }
+pending() { "$PI" permission list "$@" | grep -o 'req_[a-z0-9]*' | head -1 || true; }
 now() { date +%s%N; }
 : > "$work/lat"
 for i in $(seq "$rounds"); do
-  ( "$PI" tool read "$work/out/o.txt" > "$work/r.json"; now > "$work/end" ) &
+  ( "$PI" tool read "$work/out/o.txt" > "$work/r.json" 2>/dev/null; now > "$work/end" ) &
   w=$!
   req=""; while [ -z "$req" ]; do req=$(pending); done
   "$PI" permission respond "$req" --decision allow-once >/dev/null
