@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/pi-cli/pi/pkg/hostcore"
 )
 
@@ -116,3 +118,22 @@ func (f *Factory) emitResult(res *hostcore.Result) error {
 }
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+// withHost opens the host and emits what fn answers: the shape most
+// commands share.
+func (f *Factory) withHost(cmd *cobra.Command, fn func(h *hostcore.Host) (any, func(io.Writer), error)) error {
+	h, err := f.Host(cmd.Context())
+	if err != nil {
+		return f.emit(nil, nil, err)
+	}
+	content, text, err := fn(h)
+	return f.emit(content, text, err)
+}
+
+// sessionReply adapts a session-returning host call to withHost.
+func sessionReply(v *hostcore.SessionView, err error) (any, func(io.Writer), error) {
+	if err != nil {
+		return nil, nil, err
+	}
+	return v, sessionText(v), nil
+}

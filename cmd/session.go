@@ -64,15 +64,9 @@ EXIT STATUS
   pi session create --temporary`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := f.Host(cmd.Context())
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			v, err := h.CreateSession(cmd.Context(), o)
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			return f.emit(v, sessionText(v), nil)
+			return f.withHost(cmd, func(h *hostcore.Host) (any, func(io.Writer), error) {
+				return sessionReply(h.CreateSession(cmd.Context(), o))
+			})
 		},
 	}
 	c.Flags().StringVarP(&o.Workspace, "workspace", "w", "", "workspace directory")
@@ -115,15 +109,9 @@ func newSessionShowCmd(f *Factory) *cobra.Command {
 		Use: "show [ID]", Short: "Show a session (default: --session / PI_SESSION)", Args: cobra.MaximumNArgs(1),
 		Long: "Show one session.\n\nEXIT STATUS\n  0 ok · 1 not found · 2 no session given · 5 store failure",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := f.Host(cmd.Context())
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			v, err := h.ShowSession(cmd.Context(), f.sessionArg(args))
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			return f.emit(v, sessionText(v), nil)
+			return f.withHost(cmd, func(h *hostcore.Host) (any, func(io.Writer), error) {
+				return sessionReply(h.ShowSession(cmd.Context(), f.sessionArg(args)))
+			})
 		},
 	}
 }
@@ -140,18 +128,12 @@ EXIT STATUS
 		Example: "  pi session configure --permission-mode accept-edits",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := f.Host(cmd.Context())
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
 			if o.Mode == "" && o.PermissionMode == "" {
 				return f.emit(nil, nil, hostcore.Errf(hostcore.InvalidArgument, "nothing to change: give --mode and/or --permission-mode"))
 			}
-			v, err := h.ConfigureSession(cmd.Context(), f.sessionArg(args), o)
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			return f.emit(v, sessionText(v), nil)
+			return f.withHost(cmd, func(h *hostcore.Host) (any, func(io.Writer), error) {
+				return sessionReply(h.ConfigureSession(cmd.Context(), f.sessionArg(args), o))
+			})
 		},
 	}
 	c.Flags().StringVar(&o.Mode, "mode", "", "agent, plan or goal")
@@ -170,15 +152,9 @@ on-demand tool set is reset, and contextReset reports a new_context request.
 EXIT STATUS
   0 ok · 1 not found · 4 a proposal is pending · 5 store failure`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := f.Host(cmd.Context())
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			v, err := h.NewTurn(cmd.Context(), f.sessionArg(args))
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			return f.emit(v, sessionText(v), nil)
+			return f.withHost(cmd, func(h *hostcore.Host) (any, func(io.Writer), error) {
+				return sessionReply(h.NewTurn(cmd.Context(), f.sessionArg(args)))
+			})
 		},
 	}
 }

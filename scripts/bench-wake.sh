@@ -42,7 +42,7 @@ wait $w
 echo "CPU time of a call that waited ${waitsec}s: $(echo "scale=1; $ticks*1000/$(getconf CLK_TCK)" | bc) ms (user+sys, whole process incl. start-up)"
 
 # 8 sessions, concurrent requests, answered in random order.
-declare -A want
+unset PI_SESSION
 pids=()
 for i in $(seq 8); do
   s=$(sid); echo "file $i" > "$work/out/f$i.txt"
