@@ -6,7 +6,10 @@ import "os/exec"
 
 // Platforms without process groups (js, wasip1, plan9): Run can still start
 // a command but can only kill the direct child.
-type procGroup struct{ cmd *exec.Cmd }
+type procGroup struct {
+	cmd *exec.Cmd
+	tag string
+}
 
 func prepareCmd(*exec.Cmd, Entry, string) {}
 
@@ -16,3 +19,4 @@ func (g *procGroup) terminate()            { g.kill() }
 func (g *procGroup) kill()                 { _ = g.cmd.Process.Kill() }
 func (g *procGroup) alive() bool           { return false }
 func (g *procGroup) release()              {}
+func becomeSubreaper()                     {}

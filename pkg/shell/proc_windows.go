@@ -20,6 +20,7 @@ type procGroup struct {
 	pid  int
 	job  windows.Handle
 	proc windows.Handle // held open so the pid cannot be reused before release
+	tag  string         // unused: the job object already holds every descendant
 }
 
 // prepareCmd: no console window, own process group (so a console Ctrl+C
@@ -113,3 +114,5 @@ func systemDir() string {
 	}
 	return `C:\Windows\System32`
 }
+
+func becomeSubreaper() {}

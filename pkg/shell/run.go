@@ -107,6 +107,14 @@ func Run(ctx context.Context, opts RunOptions) (*Result, error) {
 	argv := Argv(opts.Entry, runtime.GOOS, opts.Command)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = opts.Dir, opts.Env
+	// A tag in the environment, inherited by every descendant, is how an
+	// orphan that left the process group is told apart from the orphans of
+	// another command run by the same process.
+	tag := newRunTag()
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env[:len(cmd.Env):len(cmd.Env)], runTagVar+"="+tag)
 	prepareCmd(cmd, opts.Entry, opts.Command)
 	// With *os.File stdio exec starts no copy goroutines, so this only
 	// matters if that ever changes; Run's own drain deadline is below.
@@ -127,6 +135,7 @@ func Run(ctx context.Context, opts RunOptions) (*Result, error) {
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
 
+	becomeSubreaper()
 	began := time.Now()
 	startErr := cmd.Start()
 	// The parent's write ends must go, or EOF never comes.
@@ -138,6 +147,7 @@ func Run(ctx context.Context, opts RunOptions) (*Result, error) {
 		return nil, startErr
 	}
 	grp := attachGroup(cmd)
+	grp.tag = tag
 	defer grp.release()
 	var timeoutC <-chan time.Time
 	if opts.Timeout > 0 {

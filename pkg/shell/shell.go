@@ -11,6 +11,8 @@
 package shell
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -201,4 +203,13 @@ func Argv(e Entry, goos, command string) []string {
 		return []string{e.Path, "-c", command}
 	}
 	return []string{e.Path, "-lc", command}
+}
+
+// runTagVar names the environment variable that marks a command's descendants.
+const runTagVar = "PI_RUN_TAG"
+
+func newRunTag() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
