@@ -2,6 +2,7 @@ package hostcore
 
 import (
 	"context"
+	"encoding/json"
 	"database/sql"
 	"errors"
 	"strings"
@@ -66,13 +67,7 @@ func (h *Host) mutationBudget(ctx context.Context, s *store.Session, def *ToolDe
 	if out == nil {
 		out = &Outcome{}
 	}
-	if m, ok := out.Content.(map[string]any); ok {
-		for k, v := range details {
-			m[k] = v
-		}
-	} else if out.Content == nil {
-		out.Content = details
-	}
+	out.Content = mergeContent(out.Content, details)
 	if attempts < 2 {
 		he.Details = mergeDetails(he.Details, details)
 		return out, he
@@ -105,4 +100,27 @@ func mergeDetails(a, b map[string]any) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// mergeContent adds fields to a result's content, whatever its type: a map is
+// extended, a struct (Bash's content) is turned into its JSON object first,
+// nil becomes the fields themselves.
+func mergeContent(content any, fields map[string]any) any {
+	if len(fields) == 0 {
+		return content
+	}
+	m, ok := content.(map[string]any)
+	if !ok && content != nil {
+		b, err := json.Marshal(content)
+		if err != nil || json.Unmarshal(b, &m) != nil || m == nil {
+			return content // not an object: keep it as it is
+		}
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	for k, v := range fields {
+		m[k] = v
+	}
+	return m
 }

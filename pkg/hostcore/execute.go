@@ -84,20 +84,7 @@ func (h *Host) Execute(ctx context.Context, call *Call) *Result {
 			}
 			res.OK, res.IsError, res.ErrorCode = false, true, he.Code
 			res.Message = redact.String(he.Message)
-			if len(he.Details) > 0 {
-				m, _ := res.Content.(map[string]any)
-				if m == nil && res.Content == nil {
-					m = map[string]any{}
-				}
-				for k, v := range he.Details {
-					if m != nil {
-						m[k] = v
-					}
-				}
-				if m != nil {
-					res.Content = m
-				}
-			}
+			res.Content = mergeContent(res.Content, he.Details)
 		} else {
 			res.OK = true
 		}
