@@ -2,8 +2,8 @@ package hostcore
 
 import (
 	"context"
-	"encoding/json"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"strings"
 
