@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -99,6 +100,9 @@ func (h *Host) Execute(ctx context.Context, call *Call) *Result {
 		res.Timing.TotalMs = now.Sub(t0).Milliseconds()
 		res.Timing.OverheadMs = max(0, res.Timing.TotalMs-res.Timing.DurationMs-res.Timing.PermissionWaitMs)
 		row.OK, row.ErrorCode, row.Timing = res.OK, string(res.ErrorCode), res.Timing
+		if row.ArgsPreview == "" { // refused before the args were decoded
+			row.ArgsPreview = previewRaw(call.Args)
+		}
 		if row.Decision == "" {
 			row.Decision = "auto_allowed"
 		}
@@ -125,7 +129,6 @@ func (h *Host) Execute(ctx context.Context, call *Call) *Result {
 		return finish(nil, Errf(InvalidArgument, "args are not valid UTF-8"))
 	}
 	row.ArgsHash = hashBytes(call.Args)
-	row.ArgsPreview = previewRaw(call.Args)
 
 	// 1. Session. A lookup failure fails the call; it never falls back.
 	s, err := h.Session(ctx, call.SessionID)
@@ -291,7 +294,7 @@ const previewClip = 2000
 // each string value clipped at 2000 characters, secrets masked.
 func previewArgs(def *ToolDef, args any, canon []byte) string {
 	if def.Redact != nil {
-		return redact.String(def.Redact(args))
+		return def.Redact(args) // already redacted and clipped per value
 	}
 	return previewRaw(canon)
 }
@@ -313,7 +316,7 @@ func previewRaw(raw []byte) string {
 func clipValue(v any) any {
 	switch x := v.(type) {
 	case string:
-		return clipString(redact.String(x))
+		return redactClip(x)
 	case map[string]any:
 		for k, e := range x {
 			x[k] = clipValue(e)
@@ -327,9 +330,38 @@ func clipValue(v any) any {
 }
 
 func clipString(s string) string {
-	if utf8.RuneCountInString(s) <= previewClip {
+	if len(s) <= previewClip { // bytes ≥ runes: short strings need no count
 		return s
 	}
-	r := []rune(s)
-	return string(r[:previewClip]) + fmt.Sprintf("… (+%d chars)", len(r)-previewClip)
+	cut, n := 0, 0
+	for i := range s {
+		if n == previewClip {
+			cut = i
+			break
+		}
+		n++
+	}
+	if cut == 0 {
+		return s
+	}
+	return s[:cut] + fmt.Sprintf("… (+%d chars)", utf8.RuneCountInString(s[cut:]))
+}
+
+// redactClip masks secrets and clips to the preview length without redacting
+// megabytes that are then thrown away: the margin keeps any token that
+// straddles the cut whole while it is redacted.
+func redactClip(s string) string {
+	const margin = 1024
+	if len(s) <= previewClip+margin {
+		return clipString(redact.String(s))
+	}
+	head := s[:previewClip*4+margin] // ≥ previewClip runes + margin bytes
+	for !utf8.ValidString(head) && len(head) > 0 {
+		head = head[:len(head)-1]
+	}
+	r := clipString(redact.String(head))
+	if i := strings.LastIndex(r, "… (+"); i >= 0 {
+		r = r[:i]
+	}
+	return r + fmt.Sprintf("… (+%d chars)", utf8.RuneCountInString(s)-previewClip)
 }

@@ -2,6 +2,7 @@ package hostcore
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -128,5 +129,26 @@ func TestEvaluateModeTools(t *testing.T) {
 				t.Errorf("%s in %s/%s: got %v %s, want %v %s", c.tool, c.mode, p, d.Action, d.Code, c.want, c.code)
 			}
 		}
+	}
+}
+
+// TestPreviewClipAndRedact: previews clip each string at 2000 characters
+// (CLI.md), count the rest, and never let a secret straddling the cut leak.
+func TestPreviewClipAndRedact(t *testing.T) {
+	long := strings.Repeat("é", 5000)
+	got := redactClip(long)
+	if want := strings.Repeat("é", previewClip) + "… (+3000 chars)"; got != want {
+		t.Fatalf("clip: got %d bytes %q…", len(got), got[len(got)-20:])
+	}
+	tok := "ghp_0123456789abcdefghijklmnopqrstuvwxyz01"
+	straddle := strings.Repeat("a ", (previewClip-10)/2) + tok + strings.Repeat(" b", 50000)
+	if p := redactClip(straddle); strings.Contains(p, "ghp_0123") {
+		t.Fatalf("a token across the cut leaked: …%s", p[len(p)-80:])
+	}
+	if p := previewRaw([]byte(`{"content":"` + tok + `"}`)); strings.Contains(p, tok) {
+		t.Fatalf("preview leaked %s", p)
+	}
+	if p := redactClip("short"); p != "short" {
+		t.Fatalf("short string changed: %q", p)
 	}
 }

@@ -70,7 +70,7 @@ func (h *Host) bashTool() *ToolDef {
 			if b.Shell != "" {
 				s = "[" + b.Shell + "] " + s
 			}
-			return clipString(s)
+			return redactClip(s)
 		},
 		Run: h.runBash,
 	}

@@ -72,7 +72,7 @@ func (h *Host) writeTool() *ToolDef {
 		Path: func(a any) (string, PathUse) { return a.(*WriteArgs).Path, PathEntry },
 		Redact: func(a any) string {
 			w := a.(*WriteArgs)
-			return previewRaw(mustJSON(map[string]any{"path": w.Path, "content": *w.Content}))
+			return string(mustJSON(map[string]any{"path": redactClip(w.Path), "content": redactClip(*w.Content)}))
 		},
 		Run: h.runWrite,
 	}

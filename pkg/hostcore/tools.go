@@ -152,6 +152,7 @@ func DecodeArgs(t *ToolDef, raw json.RawMessage) (any, []byte, error) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	spelled := true // every key already spelled as its tag
 	for _, k := range keys {
 		tag, ok := fields[canonKey(k)]
 		if !ok {
@@ -161,8 +162,14 @@ func DecodeArgs(t *ToolDef, raw json.RawMessage) (any, []byte, error) {
 			return nil, nil, Errf(InvalidArgument, "%s: argument %q given twice", t.Name, tag)
 		}
 		norm[tag] = m[k]
+		spelled = spelled && tag == k
 	}
-	canon, _ := json.Marshal(norm) // sorted keys: a stable hash input
+	// The canonical form (tags, sorted keys) is what the args hash covers;
+	// big args (a 50 MB Write) skip the re-encoding when nothing needs it.
+	canon := []byte(raw)
+	if !spelled || len(raw) < 1<<20 {
+		canon, _ = json.Marshal(norm)
+	}
 	d := json.NewDecoder(bytes.NewReader(canon))
 	d.DisallowUnknownFields()
 	if err := d.Decode(args); err != nil {
