@@ -3,18 +3,10 @@
 # N); peak RSS and throughput while a command writes 1 GiB to stdout; time
 # from the timeout to the return for a tree that ignores SIGTERM.
 # Usage: scripts/bench-bash.sh [RUNS]
-set -euo pipefail
-cd "$(dirname "$0")/.."
-export PATH="/usr/local/go/bin:$PATH" CGO_ENABLED=0
+source "$(dirname "$0")/lib.sh"
 runs=${1:-20}
-go build -o bin/pi .
-PI=$(pwd)/bin/pi
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-export PI_DATA_DIR=$work/data XDG_CONFIG_HOME=$work/config PI_OUTPUT=json
 mkdir -p "$work/ws"
-export PI_SESSION=$("$PI" session create --workspace "$work/ws" --permission-mode auto | sed -E 's/.*"id":"([^"]+)".*/\1/')
-now() { date +%s%N; }
-med() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+export PI_SESSION=$(new_session "$work/ws" --permission-mode auto)
 "$PI" tool bash -- true >/dev/null   # warm the login-PATH cache
 : > "$work/p"; : > "$work/b"
 for _ in $(seq "$runs"); do

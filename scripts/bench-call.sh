@@ -3,18 +3,12 @@
 # any single-shot call: a minimal Go program that opens the same store and
 # inserts one row (scripts/storefloor). Prints medians and the ratio.
 # Usage: scripts/bench-call.sh [RUNS]
-set -euo pipefail
-cd "$(dirname "$0")/.."
-export PATH="/usr/local/go/bin:$PATH" CGO_ENABLED=0
+source "$(dirname "$0")/lib.sh"
 runs=${1:-50}
-go build -o bin/pi . && go build -o bin/storefloor ./scripts/storefloor
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-export PI_DATA_DIR=$work/data XDG_CONFIG_HOME=$work/config PI_OUTPUT=json
+go build -o bin/storefloor ./scripts/storefloor
 mkdir -p "$work/ws" && echo "hello" > "$work/ws/small.txt"
-export PI_SESSION=$(bin/pi session create --workspace "$work/ws" | sed -E 's/.*"id":"([^"]+)".*/\1/')
+export PI_SESSION=$(new_session "$work/ws")
 bin/pi tool read small.txt | grep -q '"ok":true'
-now() { date +%s%N; }
-med() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 p95() { sort -n | awk '{a[NR]=$1} END {print a[int(NR*0.95)]}'; }
 : > "$work/pi.ms"; : > "$work/floor.ms"
 for _ in $(seq "$runs"); do

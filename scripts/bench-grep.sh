@@ -2,17 +2,11 @@
 # Whole-process Grep against ripgrep on the Go source tree: the same patterns,
 # the same set of matching files, and the wall-time ratio pi/rg.
 # Usage: scripts/bench-grep.sh [RUNS]   (needs rg; hyperfine is used if present)
-set -euo pipefail
-cd "$(dirname "$0")/.."
-export PATH="/usr/local/go/bin:$PATH" CGO_ENABLED=0
+source "$(dirname "$0")/lib.sh"
 runs=${1:-10}
 command -v rg >/dev/null || { echo "bench-grep: ripgrep (rg) is not installed (apt-get install ripgrep)" >&2; exit 2; }
-go build -o bin/pi .
-PI=$(pwd)/bin/pi
 tree=$(go env GOROOT)/src
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-export PI_DATA_DIR=$work/data XDG_CONFIG_HOME=$work/config PI_OUTPUT=json
-export PI_SESSION=$("$PI" session create --workspace "$tree" | sed -E 's/.*"id":"([^"]+)".*/\1/')
+export PI_SESSION=$(new_session "$tree")
 "$PI" tool search Grep >/dev/null
 
 cases=(literal case-insensitive regex-with-literal files-with-matches)

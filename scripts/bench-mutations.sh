@@ -3,18 +3,10 @@
 # cp of the same file; store + snapshot bytes per 1,000 edits of a 100 KB
 # file; `pi scratch sweep` over 10,000 session dirs.
 # Usage: scripts/bench-mutations.sh [RUNS]
-set -euo pipefail
-cd "$(dirname "$0")/.."
-export PATH="/usr/local/go/bin:$PATH" CGO_ENABLED=0
+source "$(dirname "$0")/lib.sh"
 runs=${1:-10}
-go build -o bin/pi .
-PI=$(pwd)/bin/pi
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-export PI_DATA_DIR=$work/data XDG_CONFIG_HOME=$work/config PI_OUTPUT=json
 mkdir -p "$work/ws"
-export PI_SESSION=$("$PI" session create --workspace "$work/ws" --permission-mode auto | sed -E 's/.*"id":"([^"]+)".*/\1/')
-now() { date +%s%N; }
-med() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+export PI_SESSION=$(new_session "$work/ws" --permission-mode auto)
 ms() { echo "scale=2; ($2-$1)/1000000" | bc; }
 
 head -c 1024 /dev/urandom | base64 -w 100 | head -c 1024 > "$work/src1k"
@@ -37,7 +29,7 @@ done
 
 # Store and snapshot bytes per 1,000 edits of a 100 KB file.
 "$PI" session delete "$PI_SESSION" >/dev/null
-export PI_SESSION=$("$PI" session create --workspace "$work/ws" --permission-mode auto | sed -E 's/.*"id":"([^"]+)".*/\1/')
+export PI_SESSION=$(new_session "$work/ws" --permission-mode auto)
 seq 1 14000 | sed "s/^/line /" > "$work/h.full"; head -c 102400 "$work/h.full" > "$work/ws/h.txt"
 db0=$(du -sb "$PI_DATA_DIR"/pi.db* | awk '{s+=$1} END {print s}')
 s=$(now)

@@ -2,18 +2,12 @@
 # 8 processes calling tools in parallel for D seconds against one store:
 # calls/s, errors (must be 0), and audit rows == calls made.
 # Usage: scripts/bench-parallel.sh [SECONDS] [PROCS]
-set -euo pipefail
-cd "$(dirname "$0")/.."
-export PATH="/usr/local/go/bin:$PATH" CGO_ENABLED=0
+source "$(dirname "$0")/lib.sh"
 secs=${1:-10}; procs=${2:-8}
-go build -o bin/pi .
-PI=$(pwd)/bin/pi
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-export PI_DATA_DIR=$work/data XDG_CONFIG_HOME=$work/config PI_OUTPUT=json
 mkdir -p "$work/ws"; for i in $(seq 50); do echo "line $i TODO" > "$work/ws/f$i.txt"; done
 worker() {
   local n=$1 calls=0 errs=0 end=$(( $(date +%s) + secs ))
-  local s; s=$("$PI" session create --workspace "$work/ws" --permission-mode auto | sed -E 's/.*"id":"([^"]+)".*/\1/')
+  local s; s=$(new_session "$work/ws" --permission-mode auto)
   export PI_SESSION=$s
   "$PI" tool search Glob Grep >/dev/null; calls=$((calls+1))
   while [ "$(date +%s)" -lt "$end" ]; do

@@ -4,19 +4,12 @@
 # a call that waited 30 s; then 8 sessions with concurrent requests answered
 # in random order (every answer must reach its own waiter).
 # Usage: scripts/bench-wake.sh [ROUNDS] [WAIT_SECONDS]
-set -euo pipefail
-cd "$(dirname "$0")/.."
-export PATH="/usr/local/go/bin:$PATH" CGO_ENABLED=0
+source "$(dirname "$0")/lib.sh"
 rounds=${1:-50}; waitsec=${2:-30}
-go build -o bin/pi .
-PI=$(pwd)/bin/pi
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-export PI_DATA_DIR=$work/data XDG_CONFIG_HOME=$work/config PI_OUTPUT=json
 mkdir -p "$work/ws" "$work/out"; echo outside > "$work/out/o.txt"
-sid() { "$PI" session create --workspace "$work/ws" | sed -E 's/.*"id":"([^"]+)".*/\1/'; }
+sid() { new_session "$work/ws"; }
 export PI_SESSION=$(sid)
 pending() { "$PI" permission list "$@" | grep -o 'req_[a-z0-9]*' | head -1 || true; }
-now() { date +%s%N; }
 : > "$work/lat"
 for i in $(seq "$rounds"); do
   ( "$PI" tool read "$work/out/o.txt" > "$work/r.json" 2>/dev/null; now > "$work/end" ) &
