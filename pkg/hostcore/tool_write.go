@@ -222,18 +222,41 @@ func (h *Host) runWrite(ctx context.Context, env *Env, a any) (*Outcome, error) 
 		mode = pre.mode
 	}
 	data := []byte(*args.Content)
-	if _, err := fsx.WriteAtomic(root, name, bytes.NewReader(data), mode); err != nil {
-		return nil, openErr(args.Path, err)
+	rec, err := h.commit(ctx, env, root, name, snapID, review.OpWrite, pre, data, mode)
+	if err != nil {
+		return nil, err
 	}
 	out := &Outcome{Root: rp.Class, Content: &WriteContent{Path: rp.Display(), Root: rp.Class, Bytes: len(data), Created: !pre.existed}}
-	if rp.Class == ClassWorkspace {
-		rec, err := h.recordChange(ctx, env, snapID, review.OpWrite, pre, data)
-		if err != nil {
-			return out, err
-		}
+	if rec != nil {
 		out.Review = rec
 	}
 	return out, nil
+}
+
+// commit records a workspace change, then replaces the file. The record
+// comes first so that a process killed right after the rename still leaves
+// a change a person can review and roll back (if the kill came before the
+// rename, the hash guard turns that rollback into a harmless CONFLICT). A
+// failed write takes its record and snapshot back: failed writes have none
+// (R-REV-2).
+func (h *Host) commit(ctx context.Context, env *Env, root *os.Root, name, snapID, op string, pre *preImage, after []byte, mode fs.FileMode) (*review.Change, error) {
+	var rec *review.Change
+	if env.Path.Class == ClassWorkspace {
+		var err error
+		if rec, err = h.recordChange(ctx, env, snapID, op, pre, after); err != nil {
+			_ = h.snapshots().Remove(env.Session.ID, snapID)
+			return nil, err
+		}
+	}
+	if _, err := fsx.WriteAtomic(root, name, bytes.NewReader(after), mode); err != nil {
+		if rec != nil {
+			dctx := context.WithoutCancel(ctx)
+			_ = h.DB.DeleteChange(dctx, rec.SnapshotID)
+			_ = h.snapshots().Remove(env.Session.ID, snapID)
+		}
+		return nil, openErr(env.Path.Input, err)
+	}
+	return rec, nil
 }
 
 // recordChange builds and stores the review record of a workspace mutation
@@ -293,20 +316,17 @@ func (h *Host) runEdit(ctx context.Context, env *Env, a any) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := fsx.WriteAtomic(root, name, bytes.NewReader(after), pre.mode); err != nil {
-		return nil, openErr(args.Path, err)
+	diff := review.Unified(strings.TrimPrefix(filepath.ToSlash(rp.Display()), "/"), pre.data, after, false)
+	if pre.big {
+		pre.data = nil // the record takes the streamed snapshot's hash, not the bytes
 	}
-	c := &EditContent{Path: rp.Display(), Root: rp.Class, Replacements: n, FirstChangedLine: first,
-		Diff: review.Unified(strings.TrimPrefix(filepath.ToSlash(rp.Display()), "/"), pre.data, after, false)}
-	out := &Outcome{Root: rp.Class, Content: c}
-	if rp.Class == ClassWorkspace {
-		if pre.big {
-			pre.data, pre.big = nil, true
-		}
-		rec, err := h.recordChange(ctx, env, snapID, review.OpEdit, pre, after)
-		if err != nil {
-			return out, err
-		}
+	rec, err := h.commit(ctx, env, root, name, snapID, review.OpEdit, pre, after, pre.mode)
+	if err != nil {
+		return nil, err
+	}
+	out := &Outcome{Root: rp.Class, Content: &EditContent{Path: rp.Display(), Root: rp.Class, Replacements: n,
+		FirstChangedLine: first, Diff: diff}}
+	if rec != nil {
 		out.Review = rec
 	}
 	return out, nil

@@ -190,6 +190,25 @@ func (s Snapshots) RemoveSession(sessionID string) error {
 	return root.RemoveAll(sessionID)
 }
 
+// Remove deletes one snapshot (a mutation that failed after its pre-image
+// was saved); a missing one is not an error.
+func (s Snapshots) Remove(sessionID, snapshotID string) error {
+	if err := checkIDs(sessionID, snapshotID); err != nil {
+		return err
+	}
+	root, err := s.openRoot(false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	defer root.Close()
+	if err := root.Remove(sessionID + "/" + snapshotID + snapExt); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
 // Sessions lists the session dirs present, for sweeping orphans. Entries
 // that are not valid session dirs are left out (and so never swept).
 func (s Snapshots) Sessions() ([]string, error) {

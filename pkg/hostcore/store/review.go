@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"strings"
 
 	"github.com/pi-cli/pi/pkg/review"
@@ -97,4 +96,10 @@ func (db *DB) SetChangeState(ctx context.Context, id, from, to string) error {
 	})
 }
 
-var _ = errors.New
+// DeleteChange removes a record whose write failed after it was stored.
+func (db *DB) DeleteChange(ctx context.Context, id string) error {
+	return db.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM review_changes WHERE snapshot_id = ?`, id)
+		return err
+	})
+}
