@@ -103,6 +103,9 @@ func (h *Host) Execute(ctx context.Context, call *Call) *Result {
 		if row.ArgsPreview == "" { // refused before the args were decoded
 			row.ArgsPreview = previewRaw(call.Args)
 		}
+		if row.ArgsHash == "" {
+			row.ArgsHash = hashBytes(call.Args)
+		}
 		if row.Decision == "" {
 			row.Decision = "auto_allowed"
 		}
@@ -128,7 +131,6 @@ func (h *Host) Execute(ctx context.Context, call *Call) *Result {
 	if !utf8.Valid(call.Args) {
 		return finish(nil, Errf(InvalidArgument, "args are not valid UTF-8"))
 	}
-	row.ArgsHash = hashBytes(call.Args)
 
 	// 1. Session. A lookup failure fails the call; it never falls back.
 	s, err := h.Session(ctx, call.SessionID)
