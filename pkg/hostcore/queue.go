@@ -80,11 +80,14 @@ func (h *Host) askPermission(ctx context.Context, s *store.Session, def *ToolDef
 		}
 		select {
 		case <-ctx.Done():
-			r, err := h.DB.CloseRequest(context.WithoutCancel(ctx), req.RequestID, store.StateCancelled, "caller")
-			if err != nil && !errors.Is(err, store.ErrStale) {
+			// The caller went away: its tool call's requests are host-closed
+			// by tool call id, wherever they sit in the queue (R-PERM-8).
+			dctx := context.WithoutCancel(ctx)
+			if _, err := h.DB.CloseByToolCall(dctx, call.ToolCallID, store.StateCancelled, "caller"); err != nil {
 				return "cancelled", req.RequestID, storeErr(err, "close permission request")
 			}
-			if r != nil && r.State != store.StateCancelled {
+			h.wake(queueWakeName)
+			if r, err := h.DB.Request(dctx, req.RequestID); err == nil && r.State != store.StateCancelled {
 				// An answer won the race; the caller is gone all the same.
 				return "cancelled", req.RequestID, Errf(ToolAborted, "the waiting call was interrupted")
 			}

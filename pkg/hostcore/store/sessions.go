@@ -88,15 +88,6 @@ func (db *DB) Sessions(ctx context.Context) ([]*Session, error) {
 	return out, rows.Err()
 }
 
-// SessionExists reports whether id names a live session (used by sweeps).
-func (db *DB) SessionExists(ctx context.Context, id string) (bool, error) {
-	_, err := db.Session(ctx, id)
-	if errors.Is(err, ErrNotFound) {
-		return false, nil
-	}
-	return err == nil, err
-}
-
 // UpdateSession runs fn on the current row inside one immediate transaction
 // and writes back what fn changed. fn may return an error to abort.
 func (db *DB) UpdateSession(ctx context.Context, id string, fn func(tx *sql.Tx, s *Session) error) (*Session, error) {
