@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -205,14 +204,4 @@ func newGrantCmd(f *Factory) *cobra.Command {
 		},
 	})
 	return c
-}
-
-func joinNonEmpty(xs ...string) string {
-	var out []string
-	for _, x := range xs {
-		if x != "" {
-			out = append(out, x)
-		}
-	}
-	return strings.Join(out, " ")
 }

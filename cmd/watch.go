@@ -9,7 +9,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/pi-cli/pi/pkg/hostcore"
-	"github.com/pi-cli/pi/pkg/hostcore/store"
 )
 
 // watchLoop is `pi permission watch`: an interactive loop on a terminal, a
@@ -122,5 +121,3 @@ func (c *crlfWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
-
-var _ = store.StatePending

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"path"
 
 	"github.com/pi-cli/pi/pkg/fsx"
 	"github.com/pi-cli/pi/pkg/hostcore/search"
@@ -150,5 +149,3 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	}
 	return c.r.Read(p)
 }
-
-func cleanRel(p string) string { return path.Clean(p) }
