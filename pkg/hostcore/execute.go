@@ -167,7 +167,10 @@ func (h *Host) Execute(ctx context.Context, call *Call) *Result {
 
 	// 4. Mode matrix before anything else (R-MODE-1), then activation (R-TOOL-4).
 	pin := PolicyInput{Mode: s.Mode, PermissionMode: h.EffectivePermissionMode(s), Tool: def.Name, Kind: kind,
-		Risk: def.Risk, ModeOf: def.ModeOf, HasDelegates: h.hasDelegates(s)}
+		Risk: def.Risk, ModeOf: def.ModeOf}
+	if kind == KindTask { // reading definitions costs dir reads: only Task needs them
+		pin.HasDelegates = h.hasDelegates(s)
+	}
 	if d := Evaluate(pin); d.Action == Deny {
 		return finish(nil, Errf(d.Code, "%s", d.Reason))
 	}
