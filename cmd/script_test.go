@@ -43,6 +43,7 @@ func TestScripts(t *testing.T) {
 			"waitreq": cmdWaitReq,
 			"sleep":   cmdSleep,
 			"mkfile":  cmdMkfile,
+			"waitrun": cmdWaitRun,
 			"symlink2": func(ts *testscript.TestScript, neg bool, args []string) {
 				ts.Check(os.Symlink(args[0], ts.MkAbs(args[1])))
 			},
@@ -156,4 +157,26 @@ func cmdMkfile(ts *testscript.TestScript, neg bool, args []string) {
 	p := ts.MkAbs(args[0])
 	ts.Check(os.MkdirAll(filepath.Dir(p), 0o755))
 	ts.Check(os.WriteFile(p, []byte(b), 0o644))
+}
+
+// waitrun: wait (up to 20s) until a tool call of any session is registered
+// as running (a Bash call has started), so an abort cannot race its start.
+func cmdWaitRun(ts *testscript.TestScript, neg bool, args []string) {
+	cfg := hostcore.DefaultConfig()
+	cfg.DataDir = ts.Getenv("PI_DATA_DIR")
+	h, err := hostcore.Open(context.Background(), cfg)
+	ts.Check(err)
+	defer h.Close()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var n int
+		ts.Check(h.DB.SQL().QueryRow(`SELECT count(*) FROM running WHERE child_pgid > 0`).Scan(&n))
+		if n > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("no running tool call after 20s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
