@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"golang.org/x/term"
@@ -75,7 +76,7 @@ func watchLoop(ctx context.Context, f *Factory, h *hostcore.Host, once bool) err
 				cur := reqs[skip%len(reqs)]
 				var b crlfWriter
 				card(&b, cur, time.Now())
-				fmt.Fprint(f.IO.Out, b.s)
+				fmt.Fprint(f.IO.Out, b.b.String())
 				fmt.Fprintf(f.IO.Out, "%d session(s) waiting · [o] allow once  [s] allow for session  [d] deny  [n] next  [q] quit"+nl, len(reqs))
 			}
 		}
@@ -110,14 +111,14 @@ func watchLoop(ctx context.Context, f *Factory, h *hostcore.Host, once bool) err
 }
 
 // crlfWriter turns \n into \r\n for a raw-mode terminal.
-type crlfWriter struct{ s string }
+type crlfWriter struct{ b strings.Builder }
 
 func (c *crlfWriter) Write(p []byte) (int, error) {
 	for _, b := range p {
 		if b == '\n' {
-			c.s += "\r"
+			c.b.WriteByte('\r')
 		}
-		c.s += string(b)
+		c.b.WriteByte(b) // bytes, not runes: card text is UTF-8
 	}
 	return len(p), nil
 }
