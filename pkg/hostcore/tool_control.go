@@ -192,6 +192,7 @@ func (h *Host) runToolSearch(ctx context.Context, env *Env, a any) (*Outcome, er
 func (h *Host) newContextTool() *ToolDef {
 	return &ToolDef{
 		Name: "new_context", Description: "Ask for a fresh context at the next turn boundary", Risk: RiskLow, Kind: KindControl,
+		Exclusive: true, // R-MODE-3: the only tool call of its batch
 		Schema:  schema(`{"type":"object","additionalProperties":false,"properties":{}}`),
 		NewArgs: func() any { return &struct{}{} },
 		Run: func(ctx context.Context, env *Env, _ any) (*Outcome, error) {
