@@ -193,8 +193,8 @@ func (h *Host) newContextTool() *ToolDef {
 	return &ToolDef{
 		Name: "new_context", Description: "Ask for a fresh context at the next turn boundary", Risk: RiskLow, Kind: KindControl,
 		Exclusive: true, // R-MODE-3: the only tool call of its batch
-		Schema:  schema(`{"type":"object","additionalProperties":false,"properties":{}}`),
-		NewArgs: func() any { return &struct{}{} },
+		Schema:    schema(`{"type":"object","additionalProperties":false,"properties":{}}`),
+		NewArgs:   func() any { return &struct{}{} },
 		Run: func(ctx context.Context, env *Env, _ any) (*Outcome, error) {
 			_, err := h.DB.UpdateSession(ctx, env.Session.ID, func(_ *sql.Tx, s *store.Session) error {
 				s.ContextReset = true
