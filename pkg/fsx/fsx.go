@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"time"
 )
 
 // ID identifies a file across processes (device + inode on Unix, volume +
@@ -74,19 +75,9 @@ func OpenRegular(root *os.Root, name string) (*os.File, fs.FileInfo, error) {
 // directory entry, a final-component symlink or hard link is replaced, never
 // written through. On any error the temp file is removed and name is untouched.
 func WriteAtomic(root *os.Root, name string, r io.Reader, perm fs.FileMode) (int64, error) {
-	dir := path.Dir(name)
-	var tmp string
-	var f *os.File
-	for i := 0; ; i++ {
-		tmp = path.Join(dir, "."+path.Base(name)+".pi-tmp-"+randHex(6))
-		var err error
-		f, err = root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, fs.ErrExist) || i > 5 {
-			return 0, err
-		}
+	tmp, f, err := createTemp(root, name)
+	if err != nil {
+		return 0, err
 	}
 	n, err := io.Copy(f, r)
 	if err == nil {
@@ -105,8 +96,39 @@ func WriteAtomic(root *os.Root, name string, r io.Reader, perm fs.FileMode) (int
 		_ = root.Remove(tmp)
 		return n, err
 	}
-	SyncDir(root, dir)
+	SyncDir(root, path.Dir(name))
 	return n, nil
+}
+
+// StaleTemp is how old a leftover temp file must be before a later write of
+// the same target removes it (a writer killed with SIGKILL leaves one).
+const StaleTemp = 10 * time.Minute
+
+// createTemp opens the temp file for name: first the fixed name
+// ".<base>.pi-tmp", so the leftover of a killed writer is found and removed
+// by the next write of the same file once it is stale; when that name is in
+// use by a live writer, a random suffix.
+func createTemp(root *os.Root, name string) (string, *os.File, error) {
+	dir, base := path.Dir(name), path.Base(name)
+	fixed := path.Join(dir, "."+base+".pi-tmp")
+	for i := 0; ; i++ {
+		tmp := fixed
+		if i > 1 {
+			tmp = fixed + "-" + randHex(6)
+		}
+		f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			return tmp, f, nil
+		}
+		if !errors.Is(err, fs.ErrExist) || i > 6 {
+			return "", nil, err
+		}
+		if i == 0 {
+			if fi, lerr := root.Lstat(fixed); lerr == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) > StaleTemp {
+				_ = root.Remove(fixed)
+			}
+		}
+	}
 }
 
 // SyncDir fsyncs a directory so a rename in it is durable. Best effort: some
