@@ -44,6 +44,18 @@ func renderToolText(out, errOut io.Writer, res *hostcore.Result) {
 			mm, _ := x.(map[string]any)
 			fmt.Fprintf(out, "%v:%v\n", mm["path"], mm["count"])
 		}
+	case "Edit":
+		if d, ok := m["diff"].(string); ok {
+			io.WriteString(out, d)
+		}
+	case "Write":
+		if p, ok := m["path"].(string); ok {
+			verb := "wrote"
+			if c, _ := m["created"].(bool); c {
+				verb = "created"
+			}
+			fmt.Fprintf(out, "%s %s (%v bytes)\n", verb, p, m["bytes"])
+		}
 	case "Bash":
 		if s, ok := m["stdout"].(string); ok {
 			io.WriteString(out, s)

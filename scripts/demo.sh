@@ -39,4 +39,12 @@ run permission respond "$req" --decision allow-once -o text
 wait "$waiter" || true
 echo; echo "# the waiting call's result (the token is redacted in the audit preview, not in the file):"
 cat "$demo/read.json"
+
+echo; echo "# Edits are reviewed and can be rolled back by hand (hash-guarded)."
+run session configure --permission-mode accept-edits -o text
+run tool edit src/main.go --old 'println("hello")' --new 'println("hello, pi")' -o text
+id=$("$PI" review list -o json | sed -E 's/.*"snapshotId":"([^"]+)".*/\1/')
+run review show "$id" --patch -o text
+run review rollback "$id" -o text
+run tool read src/main.go -o text
 run audit list -o text
