@@ -59,10 +59,7 @@ func (h *Host) bashTool() *ToolDef {
 			if strings.TrimSpace(b.Command) == "" {
 				return Errf(InvalidArgument, "Bash needs a command")
 			}
-			if b.Timeout != nil && (*b.Timeout < 1 || *b.Timeout > bashMaxTimeout) {
-				return Errf(InvalidArgument, "timeout must be between 1 and %d seconds", bashMaxTimeout)
-			}
-			return nil
+			return inRange("timeout (seconds)", b.Timeout, 1, bashMaxTimeout)
 		},
 		Redact: func(a any) string {
 			b := a.(*BashArgs)

@@ -47,10 +47,7 @@ func (h *Host) readTool() *ToolDef {
 			if r.Offset != nil && *r.Offset < 0 {
 				return Errf(InvalidArgument, "offset must be ≥ 0")
 			}
-			if r.Limit != nil && (*r.Limit < 1 || *r.Limit > h.Cfg.ReadLimitMax) {
-				return Errf(InvalidArgument, "limit must be between 1 and %d", h.Cfg.ReadLimitMax)
-			}
-			return nil
+			return inRange("limit", r.Limit, 1, h.Cfg.ReadLimitMax)
 		},
 		Path: func(a any) (string, PathUse) { return a.(*ReadArgs).Path, PathFile },
 		Run:  h.runRead,

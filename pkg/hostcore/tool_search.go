@@ -46,10 +46,7 @@ func (h *Host) globTool() *ToolDef {
 			if g.Pattern == "" {
 				return Errf(InvalidArgument, "Glob needs a pattern")
 			}
-			if g.Limit != nil && (*g.Limit < 1 || *g.Limit > 1000) {
-				return Errf(InvalidArgument, "limit must be between 1 and 1000")
-			}
-			return nil
+			return inRange("limit", g.Limit, 1, 1000)
 		},
 		Path: func(a any) (string, PathUse) { return a.(*GlobArgs).Path, PathDir },
 		Run:  h.runGlob,
@@ -81,13 +78,10 @@ func (h *Host) grepTool() *ToolDef {
 			default:
 				return Errf(InvalidArgument, "outputMode must be content, filesWithMatches or count")
 			}
-			if g.HeadLimit != nil && (*g.HeadLimit < 1 || *g.HeadLimit > 2000) {
-				return Errf(InvalidArgument, "headLimit must be between 1 and 2000")
+			if err := inRange("headLimit", g.HeadLimit, 1, 2000); err != nil {
+				return err
 			}
-			if g.Context != nil && (*g.Context < 0 || *g.Context > 10) {
-				return Errf(InvalidArgument, "context must be between 0 and 10")
-			}
-			return nil
+			return inRange("context", g.Context, 0, 10)
 		},
 		Path: func(a any) (string, PathUse) { return a.(*GrepArgs).Path, PathFileOrDir },
 		Run:  h.runGrep,

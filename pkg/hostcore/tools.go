@@ -192,3 +192,11 @@ func cleanJSONErr(field string, err error) string {
 	}
 	return field + ": " + err.Error()
 }
+
+// inRange checks an optional integer argument against its bounds.
+func inRange(name string, v *int, lo, hi int) error {
+	if v != nil && (*v < lo || *v > hi) {
+		return Errf(InvalidArgument, "%s must be between %d and %d", name, lo, hi)
+	}
+	return nil
+}
