@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -48,7 +49,38 @@ const FileName = "pi.db"
 // migrations. The pragmas live in the DSN so every pooled connection gets
 // them; busy_timeout comes first so that even the WAL switch waits instead of
 // failing with "database is locked".
+//
+// Setting up a fresh store (creating the file, switching it to WAL, the first
+// migration) can answer SQLITE_BUSY without waiting on the busy handler when
+// many processes start at once; Open then retries with jittered backoff for
+// up to 30 s instead of surfacing "database is locked".
 func Open(ctx context.Context, dataDir string) (*DB, error) {
+	deadline := time.Now().Add(30 * time.Second)
+	for attempt := 1; ; attempt++ {
+		db, err := open(ctx, dataDir)
+		if err == nil || !IsBusy(err) || time.Now().After(deadline) {
+			return db, err
+		}
+		wait := time.Duration(attempt*5+mrand.IntN(20)) * time.Millisecond
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(min(wait, 200*time.Millisecond)):
+		}
+	}
+}
+
+// IsBusy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED.
+func IsBusy(err error) bool {
+	var se interface{ Code() int }
+	if errors.As(err, &se) {
+		c := se.Code() & 0xff
+		return c == 5 || c == 6
+	}
+	return err != nil && strings.Contains(err.Error(), "database is locked")
+}
+
+func open(ctx context.Context, dataDir string) (*DB, error) {
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
