@@ -182,10 +182,7 @@ func (h *Host) runBash(ctx context.Context, env *Env, a any) (*Outcome, error) {
 	if err := os.MkdirAll(scratch, 0o700); err != nil {
 		return nil, Wrap(ToolFailed, err, "create scratch dir")
 	}
-	timeout := bashDefaultTimeout
-	if args.Timeout != nil {
-		timeout = *args.Timeout
-	}
+	timeout := orDefault(args.Timeout, bashDefaultTimeout)
 	actx, stopWatch := h.watchAbort(ctx, s)
 	defer stopWatch()
 	res, err := shell.Run(actx, shell.RunOptions{

@@ -78,13 +78,7 @@ func (h *Host) runRead(ctx context.Context, env *Env, a any) (*Outcome, error) {
 	if err := rp.VerifyOpened(f); err != nil {
 		return nil, err
 	}
-	offset, limit := 0, h.Cfg.ReadLimitDefault
-	if args.Offset != nil {
-		offset = *args.Offset
-	}
-	if args.Limit != nil {
-		limit = *args.Limit
-	}
+	offset, limit := orDefault(args.Offset, 0), orDefault(args.Limit, h.Cfg.ReadLimitDefault)
 	w, err := search.ReadWindow(ctxReader{ctx, f}, offset, limit, h.budget())
 	if errors.Is(err, search.ErrBinary) {
 		return nil, Errf(ToolBinaryContent, "%s looks binary (NUL or mostly non-printable bytes); Read returns text only", args.Path)

@@ -3,6 +3,7 @@ package hostcore
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -88,6 +89,41 @@ func (h *Host) grepTool() *ToolDef {
 	}
 }
 
+// searchRoot is an open search: the re-opened root, its handle-caching FS,
+// the base inside it and the absolute dir the FS stands for.
+type searchRoot struct {
+	root    *os.Root
+	fs      *search.RootFS
+	base    string
+	rootDir string
+}
+
+func (s *searchRoot) close() { s.fs.Close(); s.root.Close() }
+
+// openSearch re-opens a Glob/Grep path right before the walk (R-PATH-4).
+func (h *Host) openSearch(env *Env) (*searchRoot, error) {
+	rp := env.Path
+	if !rp.Exists {
+		return nil, Errf(NotFound, "%s does not exist", rp.Input)
+	}
+	root, base, err := env.Roots.Reopen(rp, false)
+	if err != nil {
+		return nil, err
+	}
+	rootDir := rp.RootDir
+	if rp.Class == ClassExternal && rp.IsDir {
+		rootDir = rp.Canonical // an external dir is opened as the root itself
+	}
+	return &searchRoot{root: root, fs: search.NewRootFS(root), base: base, rootDir: rootDir}, nil
+}
+
+func orDefault(v *int, def int) int {
+	if v == nil {
+		return def
+	}
+	return *v
+}
+
 // mapper turns FS-root-relative result paths into result paths: workspace
 // paths stay relative, scratch and external ones become absolute (CLI.md).
 func mapper(rp *Resolved, rootDir string) func(string) string {
@@ -103,25 +139,13 @@ func (h *Host) runGlob(ctx context.Context, env *Env, a any) (*Outcome, error) {
 	if rp.Exists && !rp.IsDir {
 		return nil, Errf(InvalidArgument, "Glob.path must be a directory; %s is a file", rp.Input)
 	}
-	if !rp.Exists {
-		return nil, Errf(NotFound, "%s does not exist", rp.Input)
-	}
-	root, base, err := env.Roots.Reopen(rp, false)
+	sr, err := h.openSearch(env)
 	if err != nil {
 		return nil, err
 	}
-	defer root.Close()
-	rootDir := rp.RootDir
-	if rp.Class == ClassExternal {
-		rootDir = rp.Canonical
-	}
-	limit := 100
-	if args.Limit != nil {
-		limit = *args.Limit
-	}
-	rfs := search.NewRootFS(root)
-	defer rfs.Close()
-	r, err := search.Glob(ctx, search.GlobOptions{FS: rfs, Base: base, Pattern: args.Pattern, Limit: limit,
+	defer sr.close()
+	rfs, base, rootDir := sr.fs, sr.base, sr.rootDir
+	r, err := search.Glob(ctx, search.GlobOptions{FS: rfs, Base: base, Pattern: args.Pattern, Limit: orDefault(args.Limit, 100),
 		ExplicitBase: args.Path != "" && base != ".", Exclude: h.excluder(rootDir)})
 	if err != nil {
 		return nil, searchErr(ctx, err)
@@ -139,32 +163,17 @@ func (h *Host) runGlob(ctx context.Context, env *Env, a any) (*Outcome, error) {
 func (h *Host) runGrep(ctx context.Context, env *Env, a any) (*Outcome, error) {
 	args := a.(*GrepArgs)
 	rp := env.Path
-	if !rp.Exists {
-		return nil, Errf(NotFound, "%s does not exist", rp.Input)
-	}
-	root, base, err := env.Roots.Reopen(rp, false)
+	sr, err := h.openSearch(env)
 	if err != nil {
 		return nil, err
 	}
-	defer root.Close()
-	rootDir := rp.RootDir
-	if rp.Class == ClassExternal && rp.IsDir {
-		rootDir = rp.Canonical
-	}
-	head := 200
-	if args.HeadLimit != nil {
-		head = *args.HeadLimit
-	}
-	ctxLines := 0
-	if args.Context != nil {
-		ctxLines = *args.Context
-	}
+	defer sr.close()
+	rfs, base, rootDir := sr.fs, sr.base, sr.rootDir
+	head, ctxLines := orDefault(args.HeadLimit, 200), orDefault(args.Context, 0)
 	mode := args.OutputMode
 	if mode == "" {
 		mode = "content"
 	}
-	rfs := search.NewRootFS(root)
-	defer rfs.Close()
 	r, err := search.Grep(ctx, search.GrepOptions{FS: rfs, Base: base, BaseIsFile: !rp.IsDir,
 		Pattern: args.Pattern, CaseInsensitive: args.CaseInsensitive, Include: args.Include, OutputMode: mode,
 		HeadLimit: head, Context: ctxLines, ExplicitBase: args.Path != "" && base != ".", Budget: h.budget(),
