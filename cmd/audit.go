@@ -46,29 +46,27 @@ EXIT STATUS
 		Long:    "List audit rows of --session / PI_SESSION (every session when none is set, or with --all), newest first.\n\nEXIT STATUS\n  0 ok · 2 invalid filter · 5 store failure",
 		Example: "  pi audit list --decision denied --since 1h",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := f.Host(cmd.Context())
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			af, err := filter()
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			rows := []*store.AuditRow{}
-			err = h.DB.Audit(cmd.Context(), af, func(r *store.AuditRow) error { rows = append(rows, r); return nil })
-			if err != nil {
-				err = hostcore.Wrap(hostcore.StoreError, err, "read audit")
-			}
-			return f.emit(map[string]any{"rows": rows}, func(w io.Writer) {
-				for _, r := range rows {
-					outcome := "ok"
-					if !r.OK {
-						outcome = r.ErrorCode
-					}
-					fmt.Fprintf(w, "%s %s t%d %-14s %-15s %-22s %5dms  %s\n", r.CreatedAt, r.SessionID, r.Turn, r.ToolName,
-						r.Decision, outcome, r.Timing.TotalMs, r.ArgsPreview)
+			return f.withHost(cmd, func(h *hostcore.Host) (any, func(io.Writer), error) {
+				af, err := filter()
+				if err != nil {
+					return reply(nil, nil, err)
 				}
-			}, err)
+				rows := []*store.AuditRow{}
+				err = h.DB.Audit(cmd.Context(), af, func(r *store.AuditRow) error { rows = append(rows, r); return nil })
+				if err != nil {
+					err = hostcore.Wrap(hostcore.StoreError, err, "read audit")
+				}
+				return reply(map[string]any{"rows": rows}, func(w io.Writer) {
+					for _, r := range rows {
+						outcome := "ok"
+						if !r.OK {
+							outcome = r.ErrorCode
+						}
+						fmt.Fprintf(w, "%s %s t%d %-14s %-15s %-22s %5dms  %s\n", r.CreatedAt, r.SessionID, r.Turn, r.ToolName,
+							r.Decision, outcome, r.Timing.TotalMs, r.ArgsPreview)
+					}
+				}, err)
+			})
 		},
 	}
 	list.Flags().StringVar(&fl.tool, "tool", "", "only this tool")
@@ -122,23 +120,21 @@ func newAgentCmd(f *Factory) *cobra.Command {
 		Use: "list", Short: "Delegate definitions found for the session", Args: cobra.NoArgs,
 		Long: "List the delegate definitions a session sees (workspace .pi/agents wins over the user's), with the tools each may call; dropped tool names are warned about on stderr.\n\nEXIT STATUS\n  0 ok · 1 session not found · 2 no session given · 5 store failure",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := f.Host(cmd.Context())
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			s, err := h.Session(cmd.Context(), f.SessionID())
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			ds, err := h.Delegates(cmd.Context(), s)
-			return f.emit(map[string]any{"agents": ds}, func(w io.Writer) {
-				for _, d := range ds {
-					fmt.Fprintf(w, "%-16s %v  %s\n", d.Name, d.Tools, d.Description)
-					for _, warn := range d.Warnings {
-						fmt.Fprintf(f.IO.ErrOut, "pi: warning: %s (%s): %s\n", d.Name, d.Source, warn)
-					}
+			return f.withHost(cmd, func(h *hostcore.Host) (any, func(io.Writer), error) {
+				s, err := h.Session(cmd.Context(), f.SessionID())
+				if err != nil {
+					return reply(nil, nil, err)
 				}
-			}, err)
+				ds, err := h.Delegates(cmd.Context(), s)
+				return reply(map[string]any{"agents": ds}, func(w io.Writer) {
+					for _, d := range ds {
+						fmt.Fprintf(w, "%-16s %v  %s\n", d.Name, d.Tools, d.Description)
+						for _, warn := range d.Warnings {
+							fmt.Fprintf(f.IO.ErrOut, "pi: warning: %s (%s): %s\n", d.Name, d.Source, warn)
+						}
+					}
+				}, err)
+			})
 		},
 	})
 	return c

@@ -81,24 +81,22 @@ func newShellCmd(f *Factory) *cobra.Command {
 		Use: "list", Short: "Show the catalog with availability and the effective default", Args: cobra.NoArgs,
 		Long: "Show every shell id of this platform with its availability, executable and dialect, the effective default (defaultCommandShell, else the first available) and, with a session, the turn's pinned shell.\n\nEXIT STATUS\n  0 ok · 5 store failure",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := f.Host(cmd.Context())
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			l, err := h.ListShells(cmd.Context(), f.SessionID())
-			return f.emit(l, func(w io.Writer) {
-				for _, s := range l.Shells {
-					mark := " "
-					if s.Default {
-						mark = "*"
+			return f.withHost(cmd, func(h *hostcore.Host) (any, func(io.Writer), error) {
+				l, err := h.ListShells(cmd.Context(), f.SessionID())
+				return reply(l, func(w io.Writer) {
+					for _, s := range l.Shells {
+						mark := " "
+						if s.Default {
+							mark = "*"
+						}
+						state := "available"
+						if !s.Available {
+							state = "unavailable: " + s.Reason
+						}
+						fmt.Fprintf(w, "%s %-20s %-10s %s  %s\n", mark, s.ID, s.Dialect, s.Path, state)
 					}
-					state := "available"
-					if !s.Available {
-						state = "unavailable: " + s.Reason
-					}
-					fmt.Fprintf(w, "%s %-20s %-10s %s  %s\n", mark, s.ID, s.Dialect, s.Path, state)
-				}
-			}, err)
+				}, err)
+			})
 		},
 	})
 	return c

@@ -92,19 +92,17 @@ what the tool wrote; otherwise CONFLICT and nothing is touched.` + reviewExit,
 		Use: "list [--path P] [--state active|rolledBack]", Short: "List review records, newest first", Args: cobra.NoArgs,
 		Long: "List review records of --session / PI_SESSION, newest first." + reviewExit,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := f.Host(cmd.Context())
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			rows, err := h.ListChanges(cmd.Context(), hostcore.ReviewFilter{SessionID: f.SessionID(), Path: path, State: state})
-			return f.emit(map[string]any{"changes": rows}, func(w io.Writer) {
-				if len(rows) == 0 {
-					fmt.Fprintln(w, "no changes")
-				}
-				for _, r := range rows {
-					fmt.Fprintf(w, "%s %s %-9s %-8s +%d -%d %s  (message %s)\n", r.SnapshotID, r.CreatedAt, r.State, r.Status, r.Additions, r.Deletions, r.Path, r.MessageID)
-				}
-			}, err)
+			return f.withHost(cmd, func(h *hostcore.Host) (any, func(io.Writer), error) {
+				rows, err := h.ListChanges(cmd.Context(), hostcore.ReviewFilter{SessionID: f.SessionID(), Path: path, State: state})
+				return reply(map[string]any{"changes": rows}, func(w io.Writer) {
+					if len(rows) == 0 {
+						fmt.Fprintln(w, "no changes")
+					}
+					for _, r := range rows {
+						fmt.Fprintf(w, "%s %s %-9s %-8s +%d -%d %s  (message %s)\n", r.SnapshotID, r.CreatedAt, r.State, r.Status, r.Additions, r.Deletions, r.Path, r.MessageID)
+					}
+				}, err)
+			})
 		},
 	}
 	list.Flags().StringVar(&path, "path", "", "only this workspace-relative path")
@@ -115,28 +113,26 @@ what the tool wrote; otherwise CONFLICT and nothing is touched.` + reviewExit,
 		Use: "show ID [--patch]", Short: "Show one review record (with --patch, a unified diff)", Args: cobra.ExactArgs(1),
 		Long: "Show one record; --patch adds a unified diff (coloured on a terminal in text mode)." + reviewExit,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := f.Host(cmd.Context())
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			color := f.outputMode() == "text" && f.IO.OutTTY && f.Getenv("NO_COLOR") == ""
-			r, p, err := h.ShowChange(cmd.Context(), f.SessionID(), args[0], patch, color)
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			var content any = r
-			if patch {
-				content = struct {
-					*store.ChangeRow
-					Patch string `json:"patch"`
-				}{r, p}
-			}
-			return f.emit(content, func(w io.Writer) {
-				fmt.Fprintf(w, "%s %s %s %s +%d -%d (state %s, reversible %v)\n", r.SnapshotID, r.Operation, r.Status, r.Path, r.Additions, r.Deletions, r.State, r.Reversible)
-				if patch {
-					io.WriteString(w, p)
+			return f.withHost(cmd, func(h *hostcore.Host) (any, func(io.Writer), error) {
+				color := f.outputMode() == "text" && f.IO.OutTTY && f.Getenv("NO_COLOR") == ""
+				r, p, err := h.ShowChange(cmd.Context(), f.SessionID(), args[0], patch, color)
+				if err != nil {
+					return reply(nil, nil, err)
 				}
-			}, nil)
+				var content any = r
+				if patch {
+					content = struct {
+						*store.ChangeRow
+						Patch string `json:"patch"`
+					}{r, p}
+				}
+				return reply(content, func(w io.Writer) {
+					fmt.Fprintf(w, "%s %s %s %s +%d -%d (state %s, reversible %v)\n", r.SnapshotID, r.Operation, r.Status, r.Path, r.Additions, r.Deletions, r.State, r.Reversible)
+					if patch {
+						io.WriteString(w, p)
+					}
+				}, nil)
+			})
 		},
 	}
 	show.Flags().BoolVar(&patch, "patch", false, "include a unified diff")
@@ -145,23 +141,21 @@ what the tool wrote; otherwise CONFLICT and nothing is touched.` + reviewExit,
 		Use: "rollback ID | rollback --message MSG", Short: "Undo a change, or every change of one message", Args: cobra.MaximumNArgs(1),
 		Long: "Undo one change by id, or every change of a tool message (newest first, all-or-nothing: every guard is checked before anything is touched)." + reviewExit,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := f.Host(cmd.Context())
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			id := ""
-			if len(args) == 1 {
-				id = args[0]
-			}
-			r, err := h.Rollback(cmd.Context(), f.SessionID(), id, message)
-			if err != nil {
-				return f.emit(r, nil, err)
-			}
-			return f.emit(r, func(w io.Writer) {
-				for _, c := range r.RolledBack {
-					fmt.Fprintf(w, "rolled back %s %s\n", c.SnapshotID, c.Path)
+			return f.withHost(cmd, func(h *hostcore.Host) (any, func(io.Writer), error) {
+				id := ""
+				if len(args) == 1 {
+					id = args[0]
 				}
-			}, nil)
+				r, err := h.Rollback(cmd.Context(), f.SessionID(), id, message)
+				if err != nil {
+					return reply(r, nil, err)
+				}
+				return reply(r, func(w io.Writer) {
+					for _, c := range r.RolledBack {
+						fmt.Fprintf(w, "rolled back %s %s\n", c.SnapshotID, c.Path)
+					}
+				}, nil)
+			})
 		},
 	}
 	rollback.Flags().StringVar(&message, "message", "", "roll back every change of this message id")

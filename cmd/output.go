@@ -137,3 +137,8 @@ func sessionReply(v *hostcore.SessionView, err error) (any, func(io.Writer), err
 	}
 	return v, sessionText(v), nil
 }
+
+// reply is what a withHost body answers: content, its text rendering, err.
+func reply(content any, text func(io.Writer), err error) (any, func(io.Writer), error) {
+	return content, text, err
+}

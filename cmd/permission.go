@@ -68,22 +68,20 @@ func newPermissionListCmd(f *Factory) *cobra.Command {
 		Use: "list [--all]", Short: "Pending requests: each session's head card (or all with --all)", Args: cobra.NoArgs,
 		Long: "List pending permission requests, oldest first: the head card of each session, or every queued request with --all. Restricted to --session / PI_SESSION when given." + permExit,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := f.Host(cmd.Context())
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			reqs, err := h.ListRequests(cmd.Context(), f.SessionID(), all)
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			return f.emit(map[string]any{"requests": reqs}, func(w io.Writer) {
-				if len(reqs) == 0 {
-					fmt.Fprintln(w, "no pending requests")
+			return f.withHost(cmd, func(h *hostcore.Host) (any, func(io.Writer), error) {
+				reqs, err := h.ListRequests(cmd.Context(), f.SessionID(), all)
+				if err != nil {
+					return reply(nil, nil, err)
 				}
-				for _, r := range reqs {
-					card(w, r, time.Now())
-				}
-			}, nil)
+				return reply(map[string]any{"requests": reqs}, func(w io.Writer) {
+					if len(reqs) == 0 {
+						fmt.Fprintln(w, "no pending requests")
+					}
+					for _, r := range reqs {
+						card(w, r, time.Now())
+					}
+				}, nil)
+			})
 		},
 	}
 	c.Flags().BoolVar(&all, "all", false, "every queued request, not only each session's head")
@@ -95,15 +93,13 @@ func newPermissionShowCmd(f *Factory) *cobra.Command {
 		Use: "show REQUEST", Short: "Show one request (any state)", Args: cobra.ExactArgs(1),
 		Long: "Show one permission request in any state." + permExit,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := f.Host(cmd.Context())
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			r, err := h.ShowRequest(cmd.Context(), f.SessionID(), args[0])
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			return f.emit(r, func(w io.Writer) { card(w, r, time.Now()); fmt.Fprintf(w, "   state      %s\n", r.State) }, nil)
+			return f.withHost(cmd, func(h *hostcore.Host) (any, func(io.Writer), error) {
+				r, err := h.ShowRequest(cmd.Context(), f.SessionID(), args[0])
+				if err != nil {
+					return reply(nil, nil, err)
+				}
+				return reply(r, func(w io.Writer) { card(w, r, time.Now()); fmt.Fprintf(w, "   state      %s\n", r.State) }, nil)
+			})
 		},
 	}
 }
@@ -119,18 +115,16 @@ requests already answered or expired are errors, never a silent success.` + perm
 		Example: "  pi permission respond req_abc --decision allow-once",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := f.Host(cmd.Context())
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			if decision == "" {
-				return f.emit(nil, nil, hostcore.Errf(hostcore.InvalidArgument, "--decision is required (allow-once, allow-session or deny)"))
-			}
-			r, err := h.Respond(cmd.Context(), f.SessionID(), args[0], decision)
-			if err != nil {
-				return f.emit(r, nil, err)
-			}
-			return f.emit(r, func(w io.Writer) { fmt.Fprintf(w, "%s: %s\n", r.RequestID, r.State) }, nil)
+			return f.withHost(cmd, func(h *hostcore.Host) (any, func(io.Writer), error) {
+				if decision == "" {
+					return reply(nil, nil, hostcore.Errf(hostcore.InvalidArgument, "--decision is required (allow-once, allow-session or deny)"))
+				}
+				r, err := h.Respond(cmd.Context(), f.SessionID(), args[0], decision)
+				if err != nil {
+					return reply(r, nil, err)
+				}
+				return reply(r, func(w io.Writer) { fmt.Fprintf(w, "%s: %s\n", r.RequestID, r.State) }, nil)
+			})
 		},
 	}
 	c.Flags().StringVar(&decision, "decision", "", "allow-once, allow-session or deny")
@@ -171,19 +165,17 @@ func newGrantCmd(f *Factory) *cobra.Command {
 		Use: "list", Short: "List grants (of --session, or every session)", Args: cobra.NoArgs,
 		Long: "List allow-session grants of --session / PI_SESSION, or of every session when none is set.\n\nEXIT STATUS\n  0 ok · 1 session not found · 5 store failure",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := f.Host(cmd.Context())
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			gs, err := h.Grants(cmd.Context(), f.SessionID())
-			return f.emit(map[string]any{"grants": gs}, func(w io.Writer) {
-				if len(gs) == 0 {
-					fmt.Fprintln(w, "no grants")
-				}
-				for _, g := range gs {
-					fmt.Fprintf(w, "%s  %-12s %s\n", g.SessionID, g.ToolName, g.GrantedAt)
-				}
-			}, err)
+			return f.withHost(cmd, func(h *hostcore.Host) (any, func(io.Writer), error) {
+				gs, err := h.Grants(cmd.Context(), f.SessionID())
+				return reply(map[string]any{"grants": gs}, func(w io.Writer) {
+					if len(gs) == 0 {
+						fmt.Fprintln(w, "no grants")
+					}
+					for _, g := range gs {
+						fmt.Fprintf(w, "%s  %-12s %s\n", g.SessionID, g.ToolName, g.GrantedAt)
+					}
+				}, err)
+			})
 		},
 	})
 	c.AddCommand(&cobra.Command{
@@ -191,16 +183,14 @@ func newGrantCmd(f *Factory) *cobra.Command {
 		Long:    "Revoke the session's allow-session grants: every tool, or only TOOL. Later calls ask again.\n\nEXIT STATUS\n  0 ok · 1 session not found · 2 no session given · 5 store failure",
 		Example: "  pi grant clear Bash",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := f.Host(cmd.Context())
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			tool := ""
-			if len(args) == 1 {
-				tool = args[0]
-			}
-			n, err := h.ClearGrants(cmd.Context(), f.SessionID(), tool)
-			return f.emit(map[string]any{"cleared": n}, func(w io.Writer) { fmt.Fprintf(w, "cleared %d grant(s)\n", n) }, err)
+			return f.withHost(cmd, func(h *hostcore.Host) (any, func(io.Writer), error) {
+				tool := ""
+				if len(args) == 1 {
+					tool = args[0]
+				}
+				n, err := h.ClearGrants(cmd.Context(), f.SessionID(), tool)
+				return reply(map[string]any{"cleared": n}, func(w io.Writer) { fmt.Fprintf(w, "cleared %d grant(s)\n", n) }, err)
+			})
 		},
 	})
 	return c

@@ -21,12 +21,10 @@ EXIT STATUS
 		Use: "path", Short: "Print the session's scratch dir", Args: cobra.NoArgs,
 		Long: "Print the absolute path of the session's scratch dir (created on first use). Bash exports it as PI_SCRATCH_DIR.\n\nEXIT STATUS\n  0 ok · 1 session not found · 2 no session given · 5 store failure",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := f.Host(cmd.Context())
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			p, err := h.ScratchPath(cmd.Context(), f.SessionID())
-			return f.emit(map[string]any{"path": p}, func(w io.Writer) { fmt.Fprintln(w, p) }, err)
+			return f.withHost(cmd, func(h *hostcore.Host) (any, func(io.Writer), error) {
+				p, err := h.ScratchPath(cmd.Context(), f.SessionID())
+				return reply(map[string]any{"path": p}, func(w io.Writer) { fmt.Fprintln(w, p) }, err)
+			})
 		},
 	})
 	c.AddCommand(&cobra.Command{
@@ -34,12 +32,10 @@ EXIT STATUS
 		Long:    "Copy FILE into the session's scratch/pasted/ (a new name if one exists) and print its absolute path, for an @ reference. pi's own dirs and deny-listed paths are refused.\n\nEXIT STATUS\n  0 ok · 1 not found · 2 not a regular file · 3 refused (deny list) · 5 store failure",
 		Example: "  pi scratch paste ~/Desktop/screenshot.png",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := f.Host(cmd.Context())
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			p, err := h.Paste(cmd.Context(), f.SessionID(), args[0])
-			return f.emit(map[string]any{"path": p}, func(w io.Writer) { fmt.Fprintln(w, p) }, err)
+			return f.withHost(cmd, func(h *hostcore.Host) (any, func(io.Writer), error) {
+				p, err := h.Paste(cmd.Context(), f.SessionID(), args[0])
+				return reply(map[string]any{"path": p}, func(w io.Writer) { fmt.Fprintln(w, p) }, err)
+			})
 		},
 	})
 	var dry bool
@@ -57,21 +53,19 @@ EXIT STATUS
 			if maxAge <= 0 {
 				return f.emit(nil, nil, hostcore.Errf(hostcore.InvalidArgument, "--max-age must be positive"))
 			}
-			h, err := f.Host(cmd.Context())
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			r, err := h.Sweep(cmd.Context(), maxAge, dry)
-			return f.emit(r, func(w io.Writer) {
-				verb := "removed"
-				if r.DryRun {
-					verb = "would remove"
-				}
-				for _, p := range r.Removed {
-					fmt.Fprintf(w, "%s %s\n", verb, p)
-				}
-				fmt.Fprintf(w, "%d %s, %d kept\n", len(r.Removed), verb, r.Kept)
-			}, err)
+			return f.withHost(cmd, func(h *hostcore.Host) (any, func(io.Writer), error) {
+				r, err := h.Sweep(cmd.Context(), maxAge, dry)
+				return reply(r, func(w io.Writer) {
+					verb := "removed"
+					if r.DryRun {
+						verb = "would remove"
+					}
+					for _, p := range r.Removed {
+						fmt.Fprintf(w, "%s %s\n", verb, p)
+					}
+					fmt.Fprintf(w, "%d %s, %d kept\n", len(r.Removed), verb, r.Kept)
+				}, err)
+			})
 		},
 	}
 	sweep.Flags().BoolVar(&dry, "dry-run", false, "only report")
@@ -94,15 +88,13 @@ registrations of dead tool processes are dropped. Nothing is executed.
 EXIT STATUS
   0 ok · 5 store failure`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := f.Host(cmd.Context())
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			r, err := h.Recover(cmd.Context())
-			return f.emit(r, func(w io.Writer) {
-				fmt.Fprintf(w, "cancelled %d request(s), interrupted %d audit row(s) and %d proposal(s), dropped %d dead registration(s)\n",
-					len(r.CancelledRequests), r.InterruptedAudits, r.InterruptedProposals, r.DroppedRunning)
-			}, err)
+			return f.withHost(cmd, func(h *hostcore.Host) (any, func(io.Writer), error) {
+				r, err := h.Recover(cmd.Context())
+				return reply(r, func(w io.Writer) {
+					fmt.Fprintf(w, "cancelled %d request(s), interrupted %d audit row(s) and %d proposal(s), dropped %d dead registration(s)\n",
+						len(r.CancelledRequests), r.InterruptedAudits, r.InterruptedProposals, r.DroppedRunning)
+				}, err)
+			})
 		},
 	})
 	return c

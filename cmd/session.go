@@ -83,23 +83,21 @@ func newSessionListCmd(f *Factory) *cobra.Command {
 		Use: "list", Short: "List live sessions", Args: cobra.NoArgs,
 		Long: "List live sessions, oldest first.\n\nEXIT STATUS\n  0 ok · 5 store failure",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := f.Host(cmd.Context())
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			vs, err := h.ListSessions(cmd.Context())
-			return f.emit(map[string]any{"sessions": vs}, func(w io.Writer) {
-				if len(vs) == 0 {
-					fmt.Fprintln(w, "no sessions")
-				}
-				for _, v := range vs {
-					ws := v.WorkspaceRoot
-					if v.Temporary {
-						ws = "(temporary)"
+			return f.withHost(cmd, func(h *hostcore.Host) (any, func(io.Writer), error) {
+				vs, err := h.ListSessions(cmd.Context())
+				return reply(map[string]any{"sessions": vs}, func(w io.Writer) {
+					if len(vs) == 0 {
+						fmt.Fprintln(w, "no sessions")
 					}
-					fmt.Fprintf(w, "%s  %-5s %-12s turn %-3d %s\n", v.ID, v.Mode, v.EffectivePermissionMode, v.Turn, ws)
-				}
-			}, err)
+					for _, v := range vs {
+						ws := v.WorkspaceRoot
+						if v.Temporary {
+							ws = "(temporary)"
+						}
+						fmt.Fprintf(w, "%s  %-5s %-12s turn %-3d %s\n", v.ID, v.Mode, v.EffectivePermissionMode, v.Turn, ws)
+					}
+				}, err)
+			})
 		},
 	}
 }
@@ -170,18 +168,16 @@ ask questions are resolved as skipped.
 EXIT STATUS
   0 ok · 1 not found · 5 store failure`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := f.Host(cmd.Context())
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			r, err := h.Abort(cmd.Context(), f.sessionArg(args))
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			return f.emit(r, func(w io.Writer) {
-				fmt.Fprintf(w, "aborted %s: %d request(s) denied (%s), %d running call(s) stopped, %d question(s) skipped\n",
-					r.SessionID, len(r.DeniedRequests), strings.Join(r.DeniedRequests, ", "), r.StoppedCalls, r.SkippedQuestions)
-			}, nil)
+			return f.withHost(cmd, func(h *hostcore.Host) (any, func(io.Writer), error) {
+				r, err := h.Abort(cmd.Context(), f.sessionArg(args))
+				if err != nil {
+					return reply(nil, nil, err)
+				}
+				return reply(r, func(w io.Writer) {
+					fmt.Fprintf(w, "aborted %s: %d request(s) denied (%s), %d running call(s) stopped, %d question(s) skipped\n",
+						r.SessionID, len(r.DeniedRequests), strings.Join(r.DeniedRequests, ", "), r.StoppedCalls, r.SkippedQuestions)
+				}, nil)
+			})
 		},
 	}
 }
@@ -195,14 +191,12 @@ scratch dir and review snapshots removed. Audit rows are kept.
 EXIT STATUS
   0 ok · 1 not found · 5 store failure`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := f.Host(cmd.Context())
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			if err := h.DeleteSession(cmd.Context(), args[0]); err != nil {
-				return f.emit(nil, nil, err)
-			}
-			return f.emit(map[string]any{"id": args[0], "deleted": true}, func(w io.Writer) { fmt.Fprintf(w, "deleted %s\n", args[0]) }, nil)
+			return f.withHost(cmd, func(h *hostcore.Host) (any, func(io.Writer), error) {
+				if err := h.DeleteSession(cmd.Context(), args[0]); err != nil {
+					return reply(nil, nil, err)
+				}
+				return reply(map[string]any{"id": args[0], "deleted": true}, func(w io.Writer) { fmt.Fprintf(w, "deleted %s\n", args[0]) }, nil)
+			})
 		},
 	}
 }

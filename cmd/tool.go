@@ -76,30 +76,28 @@ func newToolListCmd(f *Factory) *cobra.Command {
 		Use: "list", Short: "Active tools and the on-demand catalog for this session and turn", Args: cobra.NoArgs,
 		Long: "List the tools the session may call now and the on-demand catalog (activate with pi tool search).\n" + toolExit,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := f.Host(cmd.Context())
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			l, err := h.ListTools(cmd.Context(), f.SessionID())
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			return f.emit(l, func(w io.Writer) {
-				fmt.Fprintf(w, "mode %s, turn %d\nactive:\n", l.Mode, l.Turn)
-				for _, t := range l.Active {
-					fmt.Fprintf(w, "  %-15s %-6s %s\n", t.Name, t.Risk, t.Description)
+			return f.withHost(cmd, func(h *hostcore.Host) (any, func(io.Writer), error) {
+				l, err := h.ListTools(cmd.Context(), f.SessionID())
+				if err != nil {
+					return reply(nil, nil, err)
 				}
-				if len(l.OnDemand) > 0 {
-					fmt.Fprintln(w, "on demand (pi tool search NAME):")
-					for _, t := range l.OnDemand {
-						mark := " "
-						if t.Active {
-							mark = "*"
-						}
-						fmt.Fprintf(w, " %s%-15s %-6s %s\n", mark, t.Name, t.Risk, t.Description)
+				return reply(l, func(w io.Writer) {
+					fmt.Fprintf(w, "mode %s, turn %d\nactive:\n", l.Mode, l.Turn)
+					for _, t := range l.Active {
+						fmt.Fprintf(w, "  %-15s %-6s %s\n", t.Name, t.Risk, t.Description)
 					}
-				}
-			}, nil)
+					if len(l.OnDemand) > 0 {
+						fmt.Fprintln(w, "on demand (pi tool search NAME):")
+						for _, t := range l.OnDemand {
+							mark := " "
+							if t.Active {
+								mark = "*"
+							}
+							fmt.Fprintf(w, " %s%-15s %-6s %s\n", mark, t.Name, t.Risk, t.Description)
+						}
+					}
+				}, nil)
+			})
 		},
 	}
 }
@@ -110,20 +108,18 @@ func newToolSchemaCmd(f *Factory) *cobra.Command {
 		Long:    "Print the JSON schema of a tool's arguments (camelCase; snake_case aliases are accepted).\n" + toolExit,
 		Example: "  pi tool schema Grep",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := f.Host(cmd.Context())
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			s, name, err := h.Schema(args[0])
-			if err != nil {
-				return f.emit(nil, nil, err)
-			}
-			return f.emit(map[string]any{"name": name, "schema": s}, func(w io.Writer) {
-				var v any
-				_ = json.Unmarshal(s, &v)
-				b, _ := json.MarshalIndent(v, "", "  ")
-				fmt.Fprintln(w, string(b))
-			}, nil)
+			return f.withHost(cmd, func(h *hostcore.Host) (any, func(io.Writer), error) {
+				s, name, err := h.Schema(args[0])
+				if err != nil {
+					return reply(nil, nil, err)
+				}
+				return reply(map[string]any{"name": name, "schema": s}, func(w io.Writer) {
+					var v any
+					_ = json.Unmarshal(s, &v)
+					b, _ := json.MarshalIndent(v, "", "  ")
+					fmt.Fprintln(w, string(b))
+				}, nil)
+			})
 		},
 	}
 }
