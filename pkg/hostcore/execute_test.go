@@ -188,6 +188,15 @@ func exReview(t testing.TB, r *hostcore.Result) map[string]any {
 	return rv
 }
 
+// exSetup is the usual start of a test: a data dir, a workspace, a host
+// over the data dir and a session over the workspace in mode.
+func exSetup(t testing.TB, mode string) (h *hostcore.Host, sid, data, ws string) {
+	t.Helper()
+	data, ws = exDir(t), exDir(t)
+	h = exOpen(t, data)
+	return h, exSession(t, h, ws, mode), data, ws
+}
+
 func exSkipNonUnix(t testing.TB) {
 	t.Helper()
 	if runtime.GOOS == "windows" {
@@ -530,10 +539,7 @@ func TestExecuteConcurrentWritesSerialised(t *testing.T) {
 // mutation of the path resets the count; paths count separately.
 func TestExecuteEditRetryBudget(t *testing.T) {
 	exSkipNonUnix(t)
-	data := exDir(t)
-	ws := exDir(t)
-	h := exOpen(t, data)
-	sid := exSession(t, h, ws, hostcore.PermAcceptEdits)
+	h, sid, _, ws := exSetup(t, hostcore.PermAcceptEdits)
 	exWriteFile(t, filepath.Join(ws, "f.txt"), []byte("alpha\nbeta\nbeta\n"))
 	exWriteFile(t, filepath.Join(ws, "g.txt"), []byte("gamma\n"))
 	calls := 0
@@ -614,10 +620,7 @@ func TestExecuteEditRetryBudget(t *testing.T) {
 // (R-MUT-3): the second failure in a turn is terminal.
 func TestExecutePatchCommandRetryBudget(t *testing.T) {
 	exSkipNonUnix(t)
-	data := exDir(t)
-	ws := exDir(t)
-	h := exOpen(t, data)
-	sid := exSession(t, h, ws, hostcore.PermAuto)
+	h, sid, _, ws := exSetup(t, hostcore.PermAuto)
 	bash := func(cmd string, code hostcore.Code) *hostcore.Result {
 		t.Helper()
 		r := exCall(t, h, sid, "Bash", map[string]any{"command": cmd})
@@ -706,10 +709,7 @@ func exBigText(lines int, tag string) []byte {
 // the exact bytes.
 func TestExecuteBigWriteEditRollback(t *testing.T) {
 	exSkipNonUnix(t)
-	data := exDir(t)
-	ws := exDir(t)
-	h := exOpen(t, data)
-	sid := exSession(t, h, ws, hostcore.PermAuto)
+	h, sid, _, ws := exSetup(t, hostcore.PermAuto)
 	ctx := context.Background()
 	p := filepath.Join(ws, "big.txt")
 	orig := exBigText(1_250_000, "orig") // 50 MB
@@ -788,10 +788,7 @@ func TestExecuteBigWriteEditRollback(t *testing.T) {
 // reversible, and rollback restores the binary bytes exactly.
 func TestExecuteWriteOverBinaryRollback(t *testing.T) {
 	exSkipNonUnix(t)
-	data := exDir(t)
-	ws := exDir(t)
-	h := exOpen(t, data)
-	sid := exSession(t, h, ws, hostcore.PermAcceptEdits)
+	h, sid, _, ws := exSetup(t, hostcore.PermAcceptEdits)
 	p := filepath.Join(ws, "img.bin")
 	bin := make([]byte, 200_000)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -828,10 +825,7 @@ func TestExecuteWriteOverBinaryRollback(t *testing.T) {
 // nothing — for one change and, all-or-nothing, for a whole message.
 func TestExecuteRollbackConflictTouchesNothing(t *testing.T) {
 	exSkipNonUnix(t)
-	data := exDir(t)
-	ws := exDir(t)
-	h := exOpen(t, data)
-	sid := exSession(t, h, ws, hostcore.PermAuto)
+	h, sid, _, ws := exSetup(t, hostcore.PermAuto)
 	ctx := context.Background()
 	exWriteFile(t, filepath.Join(ws, "a.txt"), []byte("a0\n"))
 	exWriteFile(t, filepath.Join(ws, "b.txt"), []byte("b0\n"))

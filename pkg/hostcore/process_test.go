@@ -174,9 +174,7 @@ func exContent(tag string, size int) []byte {
 // the bookkeeping after it.
 func TestProcessKillDuringWrite(t *testing.T) {
 	pi := exPi(t)
-	data, ws := exDir(t), exDir(t)
-	h := exOpen(t, data)
-	sid := exSession(t, h, ws, hostcore.PermAuto)
+	h, sid, data, ws := exSetup(t, hostcore.PermAuto)
 	env := exPiEnv(t, data, sid)
 	target := filepath.Join(ws, "big.txt")
 	cur := []byte("the original small content\n")
@@ -482,9 +480,7 @@ func TestProcessBashFloodBoundedMemory(t *testing.T) {
 // the call returns TOOL_ABORTED and its process tree is gone.
 func TestProcessAbortStopsBash(t *testing.T) {
 	pi := exPi(t)
-	data, ws := exDir(t), exDir(t)
-	h := exOpen(t, data)
-	sid := exSession(t, h, ws, hostcore.PermAuto)
+	h, sid, data, ws := exSetup(t, hostcore.PermAuto)
 	env := exPiEnv(t, data, sid)
 
 	cmd := exec.Command(pi, "tool", "bash", "--", "sleep 1000 & echo $! > sleep.pid; wait")
@@ -538,9 +534,7 @@ func TestProcessAbortStopsBash(t *testing.T) {
 // seconds (grace, then SIGKILL), and nothing of the tree survives.
 func TestProcessTimeoutKillsTermIgnoringTree(t *testing.T) {
 	pi := exPi(t)
-	data, ws := exDir(t), exDir(t)
-	h := exOpen(t, data)
-	sid := exSession(t, h, ws, hostcore.PermAuto)
+	_, sid, data, ws := exSetup(t, hostcore.PermAuto)
 	env := exPiEnv(t, data, sid)
 
 	cmd := exec.Command(pi, "tool", "bash", "--timeout", "1", "--",
@@ -590,9 +584,7 @@ func TestProcessTimeoutKillsSessionLeavingGrandchild(t *testing.T) {
 	if _, err := exec.LookPath("setsid"); err != nil {
 		t.Skip("no setsid")
 	}
-	data, ws := exDir(t), exDir(t)
-	h := exOpen(t, data)
-	sid := exSession(t, h, ws, hostcore.PermAuto)
+	_, sid, data, ws := exSetup(t, hostcore.PermAuto)
 	env := exPiEnv(t, data, sid)
 
 	m, _ := exRunPi(t, env, "tool", "bash", "--timeout", "1", "--", "setsid sleep 1000 & echo $! > escaped.pid; wait")
