@@ -1,6 +1,10 @@
 package redact
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/pi-cli/pi/internal/ascii"
+)
 
 // The prefilter: a line can only need redacting if it holds one of these
 // needles (every rule's match contains one, an invariant the tests check).
@@ -68,25 +72,11 @@ func init() {
 			c := n.text[pos]
 			tbl[c] |= bit
 			if n.fold {
-				tbl[lower(c)] |= bit
-				tbl[upper(c)] |= bit
+				tbl[ascii.Lower(c)] |= bit
+				tbl[ascii.Upper(c)] |= bit
 			}
 		}
 	}
-}
-
-func lower(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
-}
-
-func upper(c byte) byte {
-	if 'a' <= c && c <= 'z' {
-		return c - ('a' - 'A')
-	}
-	return c
 }
 
 // dirtyLines returns the start offsets of the lines of s that hold a
@@ -143,7 +133,7 @@ func matchNeedles[T string | []byte](s T, i int, m uint64) uint64 {
 		for j := 0; j < len(n.text); j++ {
 			c := s[i+j]
 			if n.fold {
-				c = lower(c)
+				c = ascii.Lower(c)
 			}
 			if c != n.text[j] {
 				ok = false

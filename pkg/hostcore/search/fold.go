@@ -1,6 +1,10 @@
 package search
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/pi-cli/pi/internal/ascii"
+)
 
 // foldLit finds an ASCII literal case-insensitively at close to
 // bytes.IndexByte speed: it scans for the literal's rarest byte (both cases
@@ -17,17 +21,17 @@ func newFoldLit(s string) *foldLit {
 	f := &foldLit{lit: make([]byte, len(s))}
 	best := 1 << 30
 	for i := 0; i < len(s); i++ {
-		c := lower(s[i])
+		c := ascii.Lower(s[i])
 		f.lit[i] = c
 		if c == 'k' || c == 's' {
 			f.ks = true
 		}
 		cost := byteFreq(c)
-		if u := upper(c); u != c {
+		if u := ascii.Upper(c); u != c {
 			cost += byteFreq(u)
 		}
 		if cost < best {
-			best, f.off, f.lo, f.up = cost, i, c, upper(c)
+			best, f.off, f.lo, f.up = cost, i, c, ascii.Upper(c)
 		}
 	}
 	return f
@@ -82,25 +86,11 @@ func indexFrom(h []byte, c byte, from int) int {
 // equalFoldASCII compares a to the lower-case lit, folding ASCII only.
 func equalFoldASCII(a, lit []byte) bool {
 	for i, c := range a {
-		if lower(c) != lit[i] {
+		if ascii.Lower(c) != lit[i] {
 			return false
 		}
 	}
 	return true
-}
-
-func lower(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
-}
-
-func upper(c byte) byte {
-	if 'a' <= c && c <= 'z' {
-		return c - ('a' - 'A')
-	}
-	return c
 }
 
 // byteFreq is a rough frequency rank of a byte in source code and prose;
